@@ -1,0 +1,2 @@
+#!/usr/bin/env node
+console.log('latch-testing: not implemented yet');

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Prepares a fresh machine (Node 20 + npm) for Latch: pnpm, the system packages the local
+# test backends need (redis-server, a Java runtime for DynamoDB Local, Chromium for the demo
+# test), and the workspace's dependencies. Safe to run again: it installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PNPM_VERSION=10.34.9
+
+if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version)" != "$PNPM_VERSION" ]; then
+  echo "setup: installing pnpm $PNPM_VERSION"
+  npm install --global --no-fund --no-audit "pnpm@$PNPM_VERSION" >/dev/null
+fi
+
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+if [ -d apps/demo ] && [ "${LATCH_SETUP_BROWSER:-1}" = "1" ]; then
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing system packages: ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+echo "setup: installing workspace dependencies"
+export TURBO_TELEMETRY_DISABLED=1
+pnpm install --frozen-lockfile --reporter=append-only | tail -n 3
