@@ -1,1 +1,18 @@
-export const VERSION = '0.1.0';
+export type { Campaign, CampaignOptions } from './campaign.js';
+export type { ClockMode, ClockOptions, TimeSource } from './clock.js';
+export {
+  type HolderSummary,
+  LockConfigError,
+  LockCorruptedError,
+  LockError,
+  LockLostError,
+  LockNotHeldError,
+  LockStoreError,
+  LockTimeoutError,
+} from './errors.js';
+export { Lock } from './lock.js';
+export { type AcquireOptions, LockClient, type LockClientOptions, type LockInfo } from './lock-client.js';
+export type { LeaseHolder, LockRecord, VersionedRecord } from './record.js';
+export type { RetryOptions } from './retry.js';
+export type { ClaimOutcome, ClaimRequest, LockStore, WriteCondition, WriteOutcome } from './store.js';
+export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './stores/memory-store.js';

@@ -1,0 +1,118 @@
+import { LockError, LockLostError } from './errors.js';
+import type { Lock } from './lock.js';
+import type { AcquireOptions, LockClient } from './lock-client.js';
+import { sleep } from './sleep.js';
+
+export interface CampaignOptions<T = unknown> extends Pick<AcquireOptions, 'leaseMs' | 'heartbeatMs' | 'context'> {
+  /** Called at the start of each term with the term's lock (fencingToken = term number; signal aborts on loss). */
+  onElected(lock: Lock<T>): void | Promise<void>;
+  /** Called when a term ends: 'lost' (lease lost) or 'resigned' (campaign stopped). */
+  onDemoted?(reason: 'lost' | 'resigned', error?: LockLostError): void;
+  /** Called with errors the campaign survives (store outages, onElected throwing); it keeps campaigning. */
+  onError?(error: unknown): void;
+  /** Stops the campaign like `stop()`. */
+  signal?: AbortSignal;
+}
+
+export interface Campaign {
+  /** True while this campaigner leads. */
+  readonly isLeader: boolean;
+  /** The current term's lock while leading. */
+  readonly lock: Lock<unknown> | undefined;
+  /** Stops campaigning; a leader resigns (releases) so a follower takes over at once. */
+  stop(): Promise<void>;
+  /** Settles when the campaign has stopped. */
+  readonly done: Promise<void>;
+}
+
+/** Leader election over one key: campaign until elected, lead a term, campaign again after a loss. */
+export function startCampaign<T>(client: LockClient, key: string, options: CampaignOptions<T>): Campaign {
+  const stopping = new AbortController();
+  let current: Lock<T> | undefined;
+  const onExternalAbort = () => stopping.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onExternalAbort, { once: true });
+  if (options.signal?.aborted) stopping.abort(options.signal.reason);
+
+  const report = (error: unknown) => {
+    try {
+      options.onError?.(error);
+    } catch {
+      // the campaign must outlive its hooks
+    }
+  };
+
+  const run = async () => {
+    let failures = 0;
+    while (!stopping.signal.aborted) {
+      let lock: Lock<T>;
+      try {
+        lock = await client.acquire<T>(key, {
+          leaseMs: options.leaseMs,
+          heartbeatMs: options.heartbeatMs,
+          context: options.context,
+          signal: stopping.signal,
+        });
+      } catch (error) {
+        if (stopping.signal.aborted) break;
+        report(error);
+        await sleep(Math.min(100 * 2 ** failures++, 5000), stopping.signal).catch(() => undefined);
+        continue;
+      }
+      failures = 0;
+      current = lock;
+      try {
+        await options.onElected(lock);
+      } catch (error) {
+        // A leader that cannot lead resigns, so another campaigner gets a chance.
+        report(error);
+        current = undefined;
+        await lock.release().catch(report);
+        options.onDemoted?.('resigned');
+        await sleep(100, stopping.signal).catch(() => undefined);
+        continue;
+      }
+      await untilEither(lock.signal, stopping.signal);
+      current = undefined;
+      if (lock.signal.aborted) {
+        options.onDemoted?.('lost', lock.signal.reason instanceof LockLostError ? lock.signal.reason : undefined);
+        continue;
+      }
+      try {
+        await lock.release();
+      } catch (error) {
+        if (!(error instanceof LockError)) throw error;
+        report(error);
+      }
+      options.onDemoted?.('resigned');
+    }
+    options.signal?.removeEventListener('abort', onExternalAbort);
+  };
+
+  const done = run();
+  return {
+    get isLeader() {
+      return current?.isHeld === true;
+    },
+    get lock() {
+      return current?.isHeld ? (current as Lock<unknown>) : undefined;
+    },
+    async stop() {
+      stopping.abort(new Error('campaign stopped'));
+      await done;
+    },
+    done,
+  };
+}
+
+function untilEither(a: AbortSignal, b: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (a.aborted || b.aborted) return resolve();
+    const finish = () => {
+      a.removeEventListener('abort', finish);
+      b.removeEventListener('abort', finish);
+      resolve();
+    };
+    a.addEventListener('abort', finish, { once: true });
+    b.addEventListener('abort', finish, { once: true });
+  });
+}

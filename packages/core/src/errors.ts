@@ -1,0 +1,104 @@
+/**
+ * Every error Latch throws is one of these classes, so callers can branch on `instanceof`
+ * (or on `code`, which survives serialisation across processes).
+ */
+export class LockError extends Error {
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** What a timed-out waiter knew about the holder, to put in its message. */
+export interface HolderSummary {
+  owner: string;
+  context?: string | undefined;
+  acquiredAt: number;
+  expiresAt: number | null;
+}
+
+/** `acquire` waited `waitMs` (or `tryAcquire` tried once) and the lock stayed held. */
+export class LockTimeoutError extends LockError {
+  readonly key: string;
+  readonly waitedMs: number;
+  readonly holder: HolderSummary | undefined;
+
+  constructor(key: string, waitedMs: number, holder: HolderSummary | undefined) {
+    super('LOCK_TIMEOUT', `Timed out after ${waitedMs} ms waiting for lock "${key}"${describeHolder(holder)}`);
+    this.key = key;
+    this.waitedMs = waitedMs;
+    this.holder = holder;
+  }
+}
+
+/** The lease was lost: stolen, expired before a renewal landed, or renewal kept failing. */
+export class LockLostError extends LockError {
+  readonly key: string;
+
+  constructor(key: string, why: string, options?: { cause?: unknown }) {
+    super('LOCK_LOST', `Lock "${key}" was lost: ${why}`, options);
+    this.key = key;
+  }
+}
+
+/** An operation needed this client to hold the lock, and it does not (released, or another owner's handle). */
+export class LockNotHeldError extends LockError {
+  readonly key: string;
+
+  constructor(key: string, why: string) {
+    super('LOCK_NOT_HELD', `Lock "${key}" is not held by this handle: ${why}`);
+    this.key = key;
+  }
+}
+
+/** Invalid options, key or data: thrown before any request is sent. */
+export class LockConfigError extends LockError {
+  constructor(message: string) {
+    super('LOCK_CONFIG', message);
+  }
+}
+
+/** The backend failed (missing bucket/table, access denied, repeated throttling, network). */
+export class LockStoreError extends LockError {
+  /** True when retrying later may succeed (throttling, network); false for missing resources or denied access. */
+  readonly retryable: boolean;
+  /**
+   * True when a write failed in a way that leaves open whether it was applied (timeout or
+   * connection lost after sending). The lease protocol resolves it by re-reading the record.
+   */
+  readonly maybeApplied: boolean;
+
+  constructor(
+    message: string,
+    options: { cause?: unknown; retryable: boolean; maybeApplied?: boolean; code?: string },
+  ) {
+    super(options.code ?? 'LOCK_STORE', message, { cause: options.cause });
+    this.retryable = options.retryable;
+    this.maybeApplied = options.maybeApplied ?? false;
+  }
+}
+
+/** A stored lock record could not be understood; it is never overwritten silently. */
+export class LockCorruptedError extends LockError {
+  readonly key: string;
+
+  constructor(key: string, why: string, options?: { cause?: unknown }) {
+    super(
+      'LOCK_CORRUPTED',
+      `The stored record of lock "${key}" cannot be read (${why}). Latch will not overwrite it; inspect it and delete it by hand, or call forceRelease("${key}") to replace it.`,
+      options,
+    );
+    this.key = key;
+  }
+}
+
+function describeHolder(holder: HolderSummary | undefined): string {
+  if (!holder) return '';
+  const who = holder.context ? `${holder.context} (${holder.owner})` : holder.owner;
+  const since = new Date(holder.acquiredAt).toISOString().slice(11, 19);
+  const until = holder.expiresAt === null ? 'no expiry' : `lease ends ${new Date(holder.expiresAt).toISOString()}`;
+  return `: held by ${who} since ${since} UTC, ${until}`;
+}

@@ -1,0 +1,40 @@
+import { LockConfigError } from './errors.js';
+
+/**
+ * A handle names one acquisition (key + lockId) so that another process can release or
+ * resume it: the acquire-in-one-job, release-in-another pattern of CI pipelines.
+ * It is an identifier, not a secret: anyone who can write the store can free a lock anyway.
+ */
+export interface HandleFields {
+  key: string;
+  lockId: string;
+  owner: string;
+  fencingToken: number;
+}
+
+const PREFIX = 'latch1.';
+
+export function encodeHandle(fields: HandleFields): string {
+  const json = JSON.stringify({ k: fields.key, l: fields.lockId, o: fields.owner, t: fields.fencingToken });
+  return PREFIX + Buffer.from(json, 'utf8').toString('base64url');
+}
+
+export function decodeHandle(handle: unknown): HandleFields {
+  if (typeof handle !== 'string' || !handle.startsWith(PREFIX)) {
+    throw new LockConfigError('Not a lock handle: expected the string from lock.handle (it starts with "latch1.").');
+  }
+  try {
+    const raw = JSON.parse(Buffer.from(handle.slice(PREFIX.length), 'base64url').toString('utf8'));
+    if (
+      typeof raw.k === 'string' &&
+      typeof raw.l === 'string' &&
+      typeof raw.o === 'string' &&
+      Number.isSafeInteger(raw.t)
+    ) {
+      return { key: raw.k, lockId: raw.l, owner: raw.o, fencingToken: raw.t };
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw new LockConfigError('Malformed lock handle: it was truncated or altered; pass lock.handle unchanged.');
+}

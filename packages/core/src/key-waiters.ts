@@ -1,0 +1,60 @@
+import type { Contender } from './lease-protocol.js';
+import type { Lock, LockSettings } from './lock.js';
+import type { VersionedRecord } from './record.js';
+
+/** One caller of `acquire` waiting for a key. */
+export interface Waiter {
+  contender: Contender;
+  settings: LockSettings;
+  resolve(lock: Lock<unknown>): void;
+  reject(error: unknown): void;
+  settled: boolean;
+}
+
+/**
+ * Everything one client knows about one key: the local holder, the local waiters (served in
+ * order), and one poller shared by all of them, so N local waiters cost one poll, not N.
+ */
+export class KeyWaiters {
+  readonly waiters: Waiter[] = [];
+  holder: Lock<unknown> | null = null;
+  polling = false;
+  /** Latest record seen by the poller, for timeout messages. */
+  lastSeen: VersionedRecord | null | undefined;
+  private wakeUp: (() => void) | undefined;
+
+  constructor(readonly key: string) {}
+
+  /** The first waiter still waiting, dropping those that gave up. */
+  head(): Waiter | undefined {
+    while (this.waiters.length > 0 && this.waiters[0]!.settled) this.waiters.shift();
+    return this.waiters[0];
+  }
+
+  remove(waiter: Waiter): void {
+    const index = this.waiters.indexOf(waiter);
+    if (index >= 0) this.waiters.splice(index, 1);
+  }
+
+  get idle(): boolean {
+    return this.holder === null && this.head() === undefined && !this.polling;
+  }
+
+  /** Sleeps up to `ms`, returning early when `wake()` is called. */
+  nap(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+  }
+
+  wake(): void {
+    const wakeUp = this.wakeUp;
+    this.wakeUp = undefined;
+    wakeUp?.();
+  }
+}

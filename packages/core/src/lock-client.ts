@@ -1,0 +1,489 @@
+import { randomUUID } from 'node:crypto';
+import { type Campaign, type CampaignOptions, startCampaign } from './campaign.js';
+import { type ClockMode, type ClockOptions, resolveClock } from './clock.js';
+import {
+  type HolderSummary,
+  LockConfigError,
+  LockError,
+  LockLostError,
+  LockNotHeldError,
+  LockStoreError,
+  LockTimeoutError,
+} from './errors.js';
+import { decodeHandle } from './handle.js';
+import { KeyWaiters, type Waiter } from './key-waiters.js';
+import { type Contender, LeaseProtocol, type LeaseState, type LeaseTerms } from './lease-protocol.js';
+import { Lock, type LockHost, type LockSettings } from './lock.js';
+import { defaultOwnerId } from './owner-id.js';
+import type { LockRecord, VersionedRecord } from './record.js';
+import { backoffMs, type RetryOptions, resolveRetry } from './retry.js';
+import type { LockStore } from './store.js';
+import {
+  checkContext,
+  checkDuration,
+  checkJsonData,
+  checkKeyShape,
+  checkSignal,
+  checkWait,
+  describe,
+} from './validation.js';
+
+export interface LockClientOptions {
+  /** Where lock records live: memoryStore(), s3Store(...), dynamoStore(...). */
+  store: LockStore;
+  /** Lease length in ms (default 30 000). Infinity makes fail-closed locks that never expire. */
+  leaseMs?: number;
+  /** Renewal interval in ms (default leaseMs / 3); false turns background renewal off. */
+  heartbeatMs?: number | false;
+  /** Owner id stored in records and shown by inspect (default host:pid:random). */
+  owner?: string;
+  /** 'trusted' (default) or 'untrusted' wall clocks; see ClockOptions. */
+  clock?: ClockMode | ClockOptions;
+  /** Backoff for throttled or failed store requests. */
+  retry?: RetryOptions;
+  /** Longest pause between two polls of a held lock, in ms (default 1000). */
+  pollMs?: number;
+}
+
+export interface AcquireOptions {
+  /** How long to wait for a held lock, in ms: 0 = one try, Infinity = until acquired or `signal` aborts. Default Infinity. */
+  waitMs?: number;
+  /** Cancels waiting; rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Lease length for this lock (default: the client's). */
+  leaseMs?: number;
+  /** Renewal interval for this lock (default: the client's). */
+  heartbeatMs?: number | false;
+  /** Who and why, stored with the lock and shown to waiters ("deploy #42 on host-a"). */
+  context?: string;
+  /** Called once if the lease is lost (the lock's signal aborts at the same moment). */
+  onLost?: (error: LockLostError) => void;
+}
+
+/** What `inspect` reports about a key. */
+export interface LockInfo<T = unknown> {
+  key: string;
+  /** 'held' (lease running), 'expired' (holder's lease ran out, not yet taken over), 'free'. */
+  state: 'free' | 'held' | 'expired';
+  /** Highest fencing token issued so far (0 if never acquired). */
+  fencingToken: number;
+  owner?: string;
+  context?: string;
+  acquiredAt?: number;
+  expiresAt?: number | null;
+  data?: T;
+}
+
+export interface ResolvedClientSettings {
+  leaseMs: number;
+  heartbeatMs: number | false;
+  pollMs: number;
+}
+
+/**
+ * The entry point: acquire, tryAcquire, withLock, inspect, release/resume by handle,
+ * forceRelease and campaign (leader election). One client per process and store is enough;
+ * waiters for one key inside it share one poller and get the lock handed over directly.
+ */
+export class LockClient implements LockHost {
+  /** @internal */
+  readonly protocol: LeaseProtocol;
+  readonly owner: string;
+  readonly settings: ResolvedClientSettings;
+  private readonly keys = new Map<string, KeyWaiters>();
+
+  constructor(options: LockClientOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new LockConfigError('new LockClient(options) needs an options object with a store.');
+    }
+    const { store } = options;
+    if (!store || typeof store.read !== 'function' || typeof store.write !== 'function') {
+      throw new LockConfigError('LockClient needs a store: memoryStore(), s3Store({ client, bucket }) or dynamoStore({ client, table }).');
+    }
+    const leaseMs = checkDuration('leaseMs', options.leaseMs ?? 30_000, { allowInfinity: true });
+    const heartbeatMs = resolveHeartbeat(options.heartbeatMs, leaseMs, 'heartbeatMs');
+    const pollMs = checkDuration('pollMs', options.pollMs ?? 1000);
+    if (options.owner !== undefined && (typeof options.owner !== 'string' || options.owner.length === 0 || options.owner.length > 256)) {
+      throw new LockConfigError(`owner must be a non-empty string of at most 256 characters, got ${describe(options.owner)}.`);
+    }
+    this.owner = options.owner ?? defaultOwnerId();
+    this.settings = { leaseMs, heartbeatMs, pollMs };
+    this.protocol = new LeaseProtocol(store, resolveClock(options.clock), resolveRetry(options.retry), this.owner);
+  }
+
+  /** Acquires `key`, waiting up to `waitMs` (default: until acquired or `signal` aborts). */
+  async acquire<T = unknown>(key: string, options: AcquireOptions = {}): Promise<Lock<T>> {
+    const request = this.prepare(key, options);
+    const waitMs = checkWait('waitMs', options.waitMs ?? Number.POSITIVE_INFINITY);
+    if (waitMs === 0) {
+      const lock = await this.tryOnce(key, request);
+      if (lock) return lock as Lock<T>;
+      throw new LockTimeoutError(key, 0, this.holderSummary(key));
+    }
+    return (await this.wait(key, request, waitMs, request.signal)) as Lock<T>;
+  }
+
+  /** One attempt, never waits: the lock, or null when it is held. */
+  async tryAcquire<T = unknown>(key: string, options: Omit<AcquireOptions, 'waitMs' | 'signal'> = {}): Promise<Lock<T> | null> {
+    const request = this.prepare(key, options);
+    return (await this.tryOnce(key, request)) as Lock<T> | null;
+  }
+
+  /**
+   * Acquires `key`, runs `fn(lock)`, and always releases. If the lease was lost while `fn`
+   * ran, throws the LockLostError even when `fn` succeeded: its work was not exclusive.
+   */
+  async withLock<R, T = unknown>(key: string, fn: (lock: Lock<T>) => R | Promise<R>, options: AcquireOptions = {}): Promise<R> {
+    if (typeof fn !== 'function') throw new LockConfigError(`withLock(key, fn) needs a function, got ${describe(fn)}.`);
+    const lock = await this.acquire<T>(key, options);
+    let result: R;
+    try {
+      result = await fn(lock);
+    } catch (error) {
+      await lock.release().catch(() => undefined);
+      throw error;
+    }
+    await lock.release();
+    return result;
+  }
+
+  /** Who holds `key`, since when, with what context and token — or that it is free. */
+  async inspect<T = unknown>(key: string): Promise<LockInfo<T>> {
+    this.checkKey(key);
+    const current = await this.protocol.read(key);
+    return this.describeRecord(key, current) as LockInfo<T>;
+  }
+
+  /** Releases the acquisition named by `handle` (from `lock.handle`, possibly in another process). */
+  async release(key: string, handle: string, options: { data?: unknown } = {}): Promise<void> {
+    this.checkKey(key);
+    const fields = decodeHandle(handle);
+    if (fields.key !== key) throw new LockConfigError(`This handle is for lock "${fields.key}", not "${key}".`);
+    const data = 'data' in options ? { value: options.data } : undefined;
+    const lease = await this.leaseFromHandle(key, fields.lockId);
+    if (data) this.checkData(data.value, lease);
+    const local = this.keys.get(key)?.holder;
+    if (local && local.lease.lockId === fields.lockId) {
+      await local.release(data ? { data: data.value } : {});
+      return;
+    }
+    try {
+      await this.protocol.release(lease, data);
+    } catch (error) {
+      if (error instanceof LockLostError) throw new LockNotHeldError(key, error.message);
+      throw error;
+    }
+  }
+
+  /** Takes over the acquisition named by `handle` in this client (renewing it from now on). */
+  async resume<T = unknown>(handle: string, options: Pick<AcquireOptions, 'heartbeatMs' | 'onLost'> = {}): Promise<Lock<T>> {
+    const fields = decodeHandle(handle);
+    this.checkKey(fields.key);
+    const lease = await this.leaseFromHandle(fields.key, fields.lockId);
+    const leaseMs = lease.record.holder!.leaseMs ?? Number.POSITIVE_INFINITY;
+    const settings: LockSettings = {
+      leaseMs,
+      heartbeatMs: resolveHeartbeat(options.heartbeatMs ?? this.settings.heartbeatMs, leaseMs, 'heartbeatMs'),
+      onLost: options.onLost,
+    };
+    // Renew at once: our clock starts now, and the record's version moves away from the old process.
+    await this.protocol.renew(lease, leaseMs);
+    return this.adoptLock(lease, settings) as Lock<T>;
+  }
+
+  /** Frees `key` whoever holds it (an operator's tool). The token is kept; a current holder's renewal then fails and its signal aborts. */
+  async forceRelease(key: string): Promise<boolean> {
+    this.checkKey(key);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const current = await this.protocol.read(key);
+      if (!current?.record.holder) return false;
+      const record: LockRecord = { token: current.record.token, holder: null, writeId: randomUUID() };
+      if (current.record.data !== undefined) record.data = current.record.data;
+      const outcome = await this.protocol.store.write(key, record, { version: current.version });
+      if (outcome.ok) {
+        this.keys.get(key)?.wake();
+        return true;
+      }
+    }
+    throw new LockStoreError(`forceRelease("${key}") kept losing races with other writers; try again.`, { retryable: true });
+  }
+
+  /**
+   * Leader election: campaigns for `key` until stopped, runs `onElected(lock)` at the start of
+   * each term, campaigns again after a loss, and resigns (releases) on stop.
+   */
+  campaign<T = unknown>(key: string, options: CampaignOptions<T>): Campaign {
+    this.checkKey(key);
+    if (typeof options?.onElected !== 'function') {
+      throw new LockConfigError('campaign(key, { onElected }) needs an onElected function.');
+    }
+    checkSignal('signal', options.signal);
+    this.prepare(key, { leaseMs: options.leaseMs, heartbeatMs: options.heartbeatMs, context: options.context });
+    return startCampaign(this, key, options);
+  }
+
+  // ---- LockHost -------------------------------------------------------------------------
+
+  /** @internal */
+  checkData(data: unknown, lease: LeaseState): void {
+    checkJsonData(data);
+    const bytes = this.protocol.store.recordBytes({ ...lease.record, data });
+    if (bytes > this.protocol.store.maxRecordBytes) {
+      throw new LockConfigError(
+        `Lock data makes the record of "${lease.key}" ${bytes} bytes; the ${this.protocol.store.kind} store allows at most ${this.protocol.store.maxRecordBytes}. Store large data elsewhere and keep a reference in the lock.`,
+      );
+    }
+  }
+
+  /** @internal */
+  async releaseLease(lock: Lock<unknown>, data?: { value: unknown }): Promise<void> {
+    const waiters = this.keys.get(lock.key);
+    const next = waiters?.head();
+    if (!waiters || !next) {
+      await this.protocol.release(lock.lease, data);
+      return;
+    }
+    // Hand the lease straight to the next local waiter: one conditional write, no poll delay.
+    waiters.remove(next);
+    let lease: LeaseState;
+    try {
+      lease = await this.protocol.handOver(lock.lease, next.contender, data);
+    } catch (error) {
+      waiters.waiters.unshift(next);
+      throw error;
+    }
+    this.deliver(waiters, next, lease);
+  }
+
+  /** @internal */
+  lockEnded(lock: Lock<unknown>): void {
+    const waiters = this.keys.get(lock.key);
+    if (!waiters || waiters.holder !== lock) return;
+    waiters.holder = null;
+    waiters.wake();
+    if (waiters.head()) this.ensurePolling(waiters);
+    this.forgetIfIdle(waiters);
+  }
+
+  // ---- acquiring ------------------------------------------------------------------------
+
+  private prepare(key: string, options: AcquireOptions): { contender: Contender; settings: LockSettings; signal?: AbortSignal } {
+    this.checkKey(key);
+    if (typeof options !== 'object' || options === null) throw new LockConfigError('Acquire options must be an object.');
+    const leaseMs = checkDuration('leaseMs', options.leaseMs ?? this.settings.leaseMs, { allowInfinity: true });
+    // A per-call lease without a per-call heartbeat renews at a third of that lease, unless the client turned renewal off.
+    const inherited =
+      this.settings.heartbeatMs === false || options.leaseMs === undefined ? this.settings.heartbeatMs : undefined;
+    const heartbeatMs = resolveHeartbeat(
+      options.heartbeatMs !== undefined ? options.heartbeatMs : inherited,
+      leaseMs,
+      'heartbeatMs',
+    );
+    const context = checkContext(options.context);
+    const signal = checkSignal('signal', options.signal);
+    if (options.onLost !== undefined && typeof options.onLost !== 'function') {
+      throw new LockConfigError(`onLost must be a function, got ${describe(options.onLost)}.`);
+    }
+    const terms: LeaseTerms = { leaseMs, context };
+    const request: { contender: Contender; settings: LockSettings; signal?: AbortSignal } = {
+      contender: { lockId: randomUUID(), terms },
+      settings: { leaseMs, heartbeatMs, onLost: options.onLost },
+    };
+    if (signal) request.signal = signal;
+    return request;
+  }
+
+  private checkKey(key: unknown): asserts key is string {
+    checkKeyShape(key);
+    this.protocol.store.checkKey(key);
+  }
+
+  private async tryOnce(key: string, request: { contender: Contender; settings: LockSettings }): Promise<Lock<unknown> | null> {
+    const waiters = this.keys.get(key);
+    if (waiters && (waiters.holder || waiters.head())) return null; // held or queued here: no request needed
+    const result = await this.protocol.claim(key, request.contender);
+    if (!result.lease) {
+      this.waitersFor(key).lastSeen = result.current;
+      this.forgetIfIdle(this.waitersFor(key));
+      return null;
+    }
+    return this.adoptLock(result.lease, request.settings);
+  }
+
+  private wait(
+    key: string,
+    request: { contender: Contender; settings: LockSettings },
+    waitMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Lock<unknown>> {
+    signal?.throwIfAborted();
+    const waiters = this.waitersFor(key);
+    return new Promise<Lock<unknown>>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => settle(() => reject(signal?.reason));
+      const settle = (finish: () => void) => {
+        if (waiter.settled) return;
+        waiter.settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        waiters.remove(waiter);
+        finish();
+        waiters.wake();
+      };
+      const waiter: Waiter = {
+        contender: request.contender,
+        settings: request.settings,
+        settled: false,
+        resolve: (lock) => settle(() => resolve(lock)),
+        reject: (error) => settle(() => reject(error)),
+      };
+      if (Number.isFinite(waitMs)) {
+        timer = setTimeout(
+          () => settle(() => reject(new LockTimeoutError(key, waitMs, this.holderSummary(key)))),
+          waitMs,
+        );
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      waiters.waiters.push(waiter);
+      this.ensurePolling(waiters);
+    });
+  }
+
+  private ensurePolling(waiters: KeyWaiters): void {
+    if (waiters.polling) return;
+    waiters.polling = true;
+    void this.poll(waiters).finally(() => {
+      waiters.polling = false;
+      if (waiters.head() && !waiters.holder) this.ensurePolling(waiters);
+      else this.forgetIfIdle(waiters);
+    });
+  }
+
+  /** The shared poller of one key: claims for the first local waiter, sleeping between tries. */
+  private async poll(waiters: KeyWaiters): Promise<void> {
+    let attempt = 0;
+    for (;;) {
+      const head = waiters.head();
+      if (!head) return;
+      if (waiters.holder) {
+        // A local holder will hand over on release; we only wake if it ends some other way.
+        await waiters.nap(this.settings.pollMs);
+        continue;
+      }
+      let result: Awaited<ReturnType<LeaseProtocol['claim']>>;
+      try {
+        result = await this.protocol.claim(waiters.key, head.contender);
+      } catch (error) {
+        if (error instanceof LockError && !(error instanceof LockStoreError && error.retryable)) {
+          for (const waiter of [...waiters.waiters]) waiter.reject(error);
+          return;
+        }
+        await waiters.nap(backoffMs(this.protocol.retry, Math.min(attempt++, 8)));
+        continue;
+      }
+      if (result.lease) {
+        attempt = 0;
+        this.deliver(waiters, head, result.lease);
+        continue;
+      }
+      waiters.lastSeen = result.current;
+      const untilClaimable = this.protocol.msUntilClaimable(waiters.key, result.current);
+      let delay = pollDelay(attempt++, this.settings.pollMs);
+      if (untilClaimable !== undefined) delay = Math.min(delay, untilClaimable + 1);
+      await waiters.nap(delay);
+    }
+  }
+
+  /** Gives a freshly acquired lease to `waiter`, or passes it on if the waiter gave up meanwhile. */
+  private deliver(waiters: KeyWaiters, waiter: Waiter, lease: LeaseState): void {
+    const lock = new Lock<unknown>(this, lease, waiter.settings);
+    waiters.holder = lock;
+    if (!waiter.settled) {
+      waiter.resolve(lock);
+      return;
+    }
+    void lock.release().catch(() => undefined);
+  }
+
+  private adoptLock(lease: LeaseState, settings: LockSettings): Lock<unknown> {
+    const waiters = this.waitersFor(lease.key);
+    const lock = new Lock<unknown>(this, lease, settings);
+    waiters.holder = lock;
+    return lock;
+  }
+
+  private waitersFor(key: string): KeyWaiters {
+    let waiters = this.keys.get(key);
+    if (!waiters) {
+      waiters = new KeyWaiters(key);
+      this.keys.set(key, waiters);
+    }
+    return waiters;
+  }
+
+  private forgetIfIdle(waiters: KeyWaiters): void {
+    if (waiters.idle && this.keys.get(waiters.key) === waiters) this.keys.delete(waiters.key);
+  }
+
+  private async leaseFromHandle(key: string, lockId: string): Promise<LeaseState> {
+    const current = await this.protocol.read(key);
+    const holder = current?.record.holder;
+    if (!current || !holder || holder.lockId !== lockId) {
+      throw new LockNotHeldError(key, current?.record.holder ? 'another acquisition holds it now' : 'its lease already ended');
+    }
+    // An expired lease nobody took over can still be released or resumed: every write is
+    // conditional on the version just read, so a takeover in between makes it fail safely.
+    return {
+      key,
+      lockId,
+      version: current.version,
+      record: current.record,
+      sentAt: this.protocol.clock.time.monotonic(),
+      writeIds: new Set([current.record.writeId]),
+    };
+  }
+
+  private holderSummary(key: string): HolderSummary | undefined {
+    const waiters = this.keys.get(key);
+    const local = waiters?.holder;
+    const record = local ? local.lease.record : waiters?.lastSeen?.record;
+    const holder = record?.holder;
+    if (!holder) return undefined;
+    return { owner: holder.owner, context: holder.context, acquiredAt: holder.acquiredAt, expiresAt: holder.expiresAt };
+  }
+
+  private describeRecord(key: string, current: VersionedRecord | null): LockInfo {
+    if (!current) return { key, state: 'free', fencingToken: 0 };
+    const { record } = current;
+    const info: LockInfo = { key, state: 'free', fencingToken: record.token };
+    if (record.data !== undefined) info.data = record.data;
+    const holder = record.holder;
+    if (!holder) return info;
+    const expired = holder.expiresAt !== null && holder.expiresAt < this.protocol.clock.time.now();
+    info.state = expired ? 'expired' : 'held';
+    info.owner = holder.owner;
+    if (holder.context !== undefined) info.context = holder.context;
+    info.acquiredAt = holder.acquiredAt;
+    info.expiresAt = holder.expiresAt;
+    return info;
+  }
+}
+
+function resolveHeartbeat(value: number | false | undefined, leaseMs: number, name: string): number | false {
+  if (!Number.isFinite(leaseMs)) return false; // fail-closed leases never need renewing
+  if (value === false) return false;
+  if (value === undefined) return leaseMs / 3;
+  const heartbeatMs = checkDuration(name, value);
+  if (heartbeatMs >= leaseMs) {
+    throw new LockConfigError(
+      `${name} (${heartbeatMs} ms) must be shorter than leaseMs (${leaseMs} ms), or renewals would land after the lease ends; the default is leaseMs / 3.`,
+    );
+  }
+  return heartbeatMs;
+}
+
+/** Poll gaps grow from 20 ms to `maxMs`, with jitter so contenders do not poll in step. */
+function pollDelay(attempt: number, maxMs: number): number {
+  const ceiling = Math.min(maxMs, 20 * 2 ** attempt);
+  return Math.max(5, Math.round(ceiling * (0.5 + Math.random() * 0.5)));
+}

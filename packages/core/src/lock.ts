@@ -1,0 +1,246 @@
+import { LockError, LockLostError, LockNotHeldError } from './errors.js';
+import { encodeHandle } from './handle.js';
+import type { LeaseProtocol, LeaseState } from './lease-protocol.js';
+import { checkDuration } from './validation.js';
+
+/** What a Lock needs from the client that made it. */
+export interface LockHost {
+  readonly protocol: LeaseProtocol;
+  /** Throws LockConfigError when `data` is not plain JSON or makes the record too large. */
+  checkData(data: unknown, lease: LeaseState): void;
+  /** Frees the lease, or hands it straight to a local waiter. */
+  releaseLease(lock: Lock<unknown>, data?: { value: unknown }): Promise<void>;
+  /** Called once when the lock ends (released or lost) so local waiters can move on. */
+  lockEnded(lock: Lock<unknown>): void;
+}
+
+export interface LockSettings {
+  leaseMs: number;
+  /** Renewal interval, or false for none. */
+  heartbeatMs: number | false;
+  onLost?: ((error: LockLostError) => void) | undefined;
+}
+
+/**
+ * A held lock. Its lease is renewed in the background (never keeping the process alive);
+ * `signal` aborts with a LockLostError as soon as this holder can no longer be sure it holds it.
+ */
+export class Lock<T = unknown> {
+  readonly key: string;
+  readonly owner: string;
+  /** Increases on every acquisition of this key and never repeats: pass it to the resources you write. */
+  readonly fencingToken: number;
+  /** Lets another process or client release or resume this lock (`locks.release(key, handle)`, `locks.resume(handle)`). */
+  readonly handle: string;
+  /** Aborts (reason: LockLostError) when the lease is lost. Not aborted by a normal release. */
+  readonly signal: AbortSignal;
+
+  private readonly abort = new AbortController();
+  private state: 'held' | 'released' | 'lost' = 'held';
+  private lostError: LockLostError | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private lossTimer: NodeJS.Timeout | undefined;
+  private writes: Promise<unknown> = Promise.resolve();
+  private renewFailures = 0;
+  private lastWriteMs = 0;
+
+  /** @internal */
+  constructor(
+    private readonly host: LockHost,
+    /** @internal */ readonly lease: LeaseState,
+    private settings: LockSettings,
+  ) {
+    this.key = lease.key;
+    this.owner = lease.record.holder!.owner;
+    this.fencingToken = lease.record.token;
+    this.handle = encodeHandle({ key: this.key, lockId: lease.lockId, owner: this.owner, fencingToken: this.fencingToken });
+    this.signal = this.abort.signal;
+    this.armTimers();
+  }
+
+  /** JSON data stored in the lock record (kept across releases). */
+  get data(): T | undefined {
+    return this.lease.record.data as T | undefined;
+  }
+
+  /** Wall-clock end of the current lease (ms since epoch) as stored; null for fail-closed locks. */
+  get expiresAt(): number | null {
+    return this.lease.record.holder?.expiresAt ?? null;
+  }
+
+  /** The human-readable context stored with the lock. */
+  get context(): string | undefined {
+    return this.lease.record.holder?.context;
+  }
+
+  /** True until released or lost. */
+  get isHeld(): boolean {
+    return this.state === 'held';
+  }
+
+  /** Renews now for `ms` from now, and renews by `ms` from then on. */
+  async extend(ms: number): Promise<void> {
+    const leaseMs = checkDuration('extend(ms)', ms, { allowInfinity: true });
+    await this.write(async () => {
+      await this.host.protocol.renew(this.lease, leaseMs);
+      this.settings = { ...this.settings, leaseMs };
+    });
+  }
+
+  /** Stores `data` in the lock record without unlocking (also renews the lease). */
+  async update(data: T): Promise<void> {
+    this.host.checkData(data, this.lease);
+    await this.write(() => this.host.protocol.renew(this.lease, this.settings.leaseMs, { value: data }));
+  }
+
+  /**
+   * Releases the lock, storing `data` when given. Resolves once the store has it; throws
+   * LockLostError if the lease was lost first (then nothing was written). Calling it again
+   * after a release does nothing.
+   */
+  async release(options: { data?: T } = {}): Promise<void> {
+    const withData = 'data' in options ? { value: options.data } : undefined;
+    if (withData) this.host.checkData(withData.value, this.lease);
+    if (this.state === 'released') return;
+    if (this.state === 'lost') throw this.lostError!;
+    this.clearTimers();
+    const previous = this.writes;
+    const released = previous.then(
+      () => this.finishRelease(withData),
+      () => this.finishRelease(withData),
+    );
+    this.writes = released.catch(() => undefined);
+    await released;
+  }
+
+  /** `await using lock = await locks.acquire(...)`: releases at scope exit; a lost lock is not an error here (its signal already said so). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    try {
+      await this.release();
+    } catch (error) {
+      if (!(error instanceof LockLostError)) throw error;
+    }
+  }
+
+  /** @internal Ends the lock as lost: aborts `signal`, calls onLost. */
+  markLost(error: LockLostError): void {
+    if (this.state !== 'held') return;
+    this.state = 'lost';
+    this.lostError = error;
+    this.clearTimers();
+    this.abort.abort(error);
+    try {
+      this.settings.onLost?.(error);
+    } catch {
+      // a throwing hook must not break the client
+    }
+    this.host.lockEnded(this as Lock<unknown>);
+  }
+
+  /** @internal Ends the lock as released (by us or handed over). */
+  markReleased(): void {
+    if (this.state !== 'held') return;
+    this.state = 'released';
+    this.clearTimers();
+    this.host.lockEnded(this as Lock<unknown>);
+  }
+
+  private async finishRelease(data: { value: unknown } | undefined): Promise<void> {
+    if (this.state !== 'held') {
+      if (this.state === 'lost') throw this.lostError!;
+      return;
+    }
+    try {
+      await this.host.releaseLease(this as Lock<unknown>, data);
+      this.markReleased();
+    } catch (error) {
+      if (error instanceof LockLostError) {
+        this.markLost(error);
+      } else if (this.state === 'held') {
+        this.armTimers(); // still ours: keep renewing so the caller can retry the release
+      }
+      throw error;
+    }
+  }
+
+  /** Serialises writes to the record (renewals, updates, release) so each names the latest version. */
+  private write(operation: () => Promise<void>): Promise<void> {
+    const run = async () => {
+      if (this.state === 'lost') throw this.lostError!;
+      if (this.state === 'released') throw new LockNotHeldError(this.key, 'it was already released');
+      const started = performance.now();
+      try {
+        await operation();
+        this.lastWriteMs = performance.now() - started;
+        this.renewFailures = 0;
+        this.armTimers();
+      } catch (error) {
+        if (error instanceof LockLostError) this.markLost(error);
+        throw error;
+      }
+    };
+    const result = this.writes.then(run, run);
+    this.writes = result.catch(() => undefined);
+    return result;
+  }
+
+  private armTimers(): void {
+    this.clearTimers();
+    if (this.state !== 'held') return;
+    const { leaseMs } = this.settings;
+    if (!Number.isFinite(leaseMs)) return; // fail-closed: nothing expires, nothing to renew
+    const now = this.host.protocol.clock.time.monotonic();
+    const lossAt = this.lease.sentAt + leaseMs - this.safetyMarginMs(leaseMs);
+    if (now >= lossAt) {
+      this.markLost(new LockLostError(this.key, 'the lease ran out before a renewal could land'));
+      return;
+    }
+    this.lossTimer = setTimeout(() => {
+      this.markLost(
+        new LockLostError(this.key, 'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)'),
+      );
+    }, lossAt - now);
+    this.lossTimer.unref();
+    const beat = this.heartbeatDelay(leaseMs);
+    if (beat !== undefined) {
+      this.heartbeatTimer = setTimeout(() => void this.heartbeat(), Math.min(beat, Math.max(0, lossAt - now - 1)));
+      this.heartbeatTimer.unref();
+    }
+  }
+
+  private heartbeatDelay(leaseMs: number): number | undefined {
+    const { heartbeatMs } = this.settings;
+    if (heartbeatMs === false) return undefined;
+    const interval = heartbeatMs < leaseMs ? heartbeatMs : leaseMs / 3;
+    // After a failed renewal, retry sooner (but not in a tight loop).
+    return this.renewFailures === 0 ? interval : Math.max(10, interval / 2 ** this.renewFailures);
+  }
+
+  /** How long before the lease's end the holder stops trusting it. */
+  private safetyMarginMs(leaseMs: number): number {
+    const margin = Math.max(Math.min(leaseMs / 10, 2000), 2 * this.lastWriteMs);
+    return Math.min(margin, leaseMs / 2);
+  }
+
+  private async heartbeat(): Promise<void> {
+    if (this.state !== 'held') return;
+    try {
+      await this.write(() => this.host.protocol.renew(this.lease, this.settings.leaseMs));
+    } catch (error) {
+      if (this.state !== 'held') return;
+      if (error instanceof LockError && !(error instanceof LockLostError) && error.code !== 'LOCK_STORE') {
+        this.markLost(new LockLostError(this.key, `renewal failed: ${error.message}`, { cause: error }));
+        return;
+      }
+      this.renewFailures++;
+      this.armTimers(); // the loss timer keeps the original deadline; the heartbeat retries sooner
+    }
+  }
+
+  private clearTimers(): void {
+    clearTimeout(this.heartbeatTimer);
+    clearTimeout(this.lossTimer);
+    this.heartbeatTimer = undefined;
+    this.lossTimer = undefined;
+  }
+}

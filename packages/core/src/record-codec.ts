@@ -1,0 +1,66 @@
+import { LockCorruptedError } from './errors.js';
+import { type LeaseHolder, type LockRecord, RECORD_SCHEMA } from './record.js';
+
+/**
+ * JSON form of a lock record, used by stores that keep a document per key (S3, memory).
+ * Parsing checks every field: a record we cannot fully understand is reported, never reused.
+ */
+export function encodeRecord(record: LockRecord): string {
+  return JSON.stringify({ latch: RECORD_SCHEMA, ...record });
+}
+
+export function decodeRecord(key: string, text: string): LockRecord {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new LockCorruptedError(key, 'not valid JSON', { cause: error });
+  }
+  return parseRecordObject(key, raw);
+}
+
+/** Validates an already-parsed record object (shared with stores that keep attributes). */
+export function parseRecordObject(key: string, raw: unknown): LockRecord {
+  if (!isObject(raw)) throw new LockCorruptedError(key, 'not a JSON object');
+  if (raw.latch !== RECORD_SCHEMA) {
+    throw new LockCorruptedError(key, `unknown record schema ${JSON.stringify(raw.latch)}`);
+  }
+  const token = raw.token;
+  if (!Number.isSafeInteger(token) || (token as number) < 0) {
+    throw new LockCorruptedError(key, 'fencing token is not a non-negative integer');
+  }
+  if (typeof raw.writeId !== 'string') throw new LockCorruptedError(key, 'writeId is missing');
+  const record: LockRecord = {
+    token: token as number,
+    holder: raw.holder === null ? null : parseHolder(key, raw.holder),
+    writeId: raw.writeId,
+  };
+  if ('data' in raw) record.data = raw.data;
+  return record;
+}
+
+function parseHolder(key: string, raw: unknown): LeaseHolder {
+  if (!isObject(raw)) throw new LockCorruptedError(key, 'holder is not an object');
+  const { owner, lockId, acquiredAt, renewedAt, leaseMs, expiresAt, context } = raw;
+  if (typeof owner !== 'string' || typeof lockId !== 'string') {
+    throw new LockCorruptedError(key, 'holder owner or lockId is not a string');
+  }
+  if (!isTime(acquiredAt) || !isTime(renewedAt)) {
+    throw new LockCorruptedError(key, 'holder timestamps are not numbers');
+  }
+  if (!(leaseMs === null || isTime(leaseMs)) || !(expiresAt === null || isTime(expiresAt))) {
+    throw new LockCorruptedError(key, 'holder lease or expiry is not a number or null');
+  }
+  if (context !== undefined && typeof context !== 'string') {
+    throw new LockCorruptedError(key, 'holder context is not a string');
+  }
+  return { owner, lockId, acquiredAt, renewedAt, leaseMs, expiresAt, context };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isTime(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
+}

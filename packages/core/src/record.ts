@@ -1,0 +1,39 @@
+/**
+ * The lock record: one per key, the unit every store compares-and-swaps.
+ * It outlives releases (holder = null) so that the fencing token never goes back.
+ */
+export interface LockRecord {
+  /** Highest fencing token ever issued for this key. */
+  token: number;
+  /** The current lease, or null when the lock is free. */
+  holder: LeaseHolder | null;
+  /** User data (any JSON value), kept across releases; undefined when none was ever stored. */
+  data?: unknown;
+  /** Random id of the write that produced this record, to recognise our own write after an ambiguous outcome. */
+  writeId: string;
+}
+
+export interface LeaseHolder {
+  /** The client's owner id (host, pid and a random part by default). */
+  owner: string;
+  /** Random id of this acquisition; a handle names it. */
+  lockId: string;
+  /** Holder's wall clock when it acquired, ms since epoch. */
+  acquiredAt: number;
+  /** Holder's wall clock at the last renewal, ms since epoch. */
+  renewedAt: number;
+  /** Lease length; null for fail-closed locks that never expire. */
+  leaseMs: number | null;
+  /** renewedAt + leaseMs on the holder's wall clock; null for fail-closed locks. */
+  expiresAt: number | null;
+  /** Who and why, for humans. */
+  context?: string | undefined;
+}
+
+/** A record as read from a store, with the version a conditional write must name. */
+export interface VersionedRecord {
+  version: string;
+  record: LockRecord;
+}
+
+export const RECORD_SCHEMA = 1;

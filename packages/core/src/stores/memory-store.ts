@@ -1,0 +1,61 @@
+import { LockConfigError } from '../errors.js';
+import type { LockRecord, VersionedRecord } from '../record.js';
+import { decodeRecord, encodeRecord } from '../record-codec.js';
+import type { LockStore, WriteCondition, WriteOutcome } from '../store.js';
+
+export interface MemoryStoreOptions {
+  /** Largest serialised record in bytes (default 256 KiB, like the S3 store). */
+  maxRecordBytes?: number;
+}
+
+export interface MemoryStore extends LockStore {
+  /** Raw JSON documents by key, for tests that look at or tamper with what is stored. */
+  readonly documents: Map<string, { version: string; text: string }>;
+}
+
+/**
+ * In-process store with the same contract as the network stores: records are kept as JSON
+ * text (so data is copied, never shared by reference) under a counter version.
+ * Share one instance between LockClients to simulate several replicas in one process.
+ */
+export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
+  const maxRecordBytes = options.maxRecordBytes ?? 256 * 1024;
+  const documents = new Map<string, { version: string; text: string }>();
+  let nextVersion = 1;
+
+  const current = (key: string): VersionedRecord | null => {
+    const doc = documents.get(key);
+    return doc ? { version: doc.version, record: decodeRecord(key, doc.text) } : null;
+  };
+
+  const put = (key: string, record: LockRecord): WriteOutcome => {
+    const version = String(nextVersion++);
+    documents.set(key, { version, text: encodeRecord(record) });
+    return { ok: true, version };
+  };
+
+  return {
+    kind: 'memory',
+    maxRecordBytes,
+    documents,
+    checkKey(key: string) {
+      if (key.length > 4096) throw new LockConfigError('Lock key must be at most 4096 characters in the memory store.');
+    },
+    recordBytes: (record) => Buffer.byteLength(encodeRecord(record)),
+    async read(key) {
+      return current(key);
+    },
+    async write(key, record, condition: WriteCondition) {
+      const doc = documents.get(key);
+      if ('absent' in condition ? doc !== undefined : doc?.version !== condition.version) {
+        return { ok: false };
+      }
+      return put(key, record);
+    },
+    async delete(key, version) {
+      if (documents.get(key)?.version !== version) return { ok: false };
+      documents.delete(key);
+      return { ok: true, version };
+    },
+  };
+}

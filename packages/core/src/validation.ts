@@ -1,0 +1,109 @@
+import { LockConfigError } from './errors.js';
+
+/** Checks that do not depend on the store: run before anything is sent. */
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+export function checkKeyShape(key: unknown): asserts key is string {
+  if (typeof key !== 'string') {
+    throw new LockConfigError(`Lock key must be a string, got ${describe(key)}.`);
+  }
+  if (key.length === 0) throw new LockConfigError('Lock key must not be empty.');
+  if (LONE_SURROGATE.test(key)) {
+    throw new LockConfigError(
+      `Lock key ${JSON.stringify(key.slice(0, 40))} contains a lone UTF-16 surrogate, which has no UTF-8 form; build keys from well-formed strings.`,
+    );
+  }
+}
+
+export function checkKeyBytes(key: string, maxBytes: number, where: string): void {
+  const bytes = Buffer.byteLength(key, 'utf8');
+  if (bytes > maxBytes) {
+    throw new LockConfigError(
+      `Lock key is ${bytes} bytes in UTF-8; ${where} allows at most ${maxBytes}. Use a shorter key (hash long identifiers).`,
+    );
+  }
+}
+
+/** A duration in ms: finite and > 0, or Infinity when `allowInfinity`. */
+export function checkDuration(name: string, value: unknown, opts: { allowInfinity?: boolean } = {}): number {
+  if (typeof value !== 'number' || Number.isNaN(value)) {
+    throw new LockConfigError(`${name} must be a number of milliseconds, got ${describe(value)}.`);
+  }
+  if (value === Number.POSITIVE_INFINITY && opts.allowInfinity) return value;
+  if (!Number.isFinite(value) || value <= 0) {
+    const allowed = opts.allowInfinity ? 'a positive number of milliseconds or Infinity' : 'a positive, finite number of milliseconds';
+    throw new LockConfigError(`${name} must be ${allowed}, got ${describe(value)}.`);
+  }
+  return value;
+}
+
+/** A wait in ms: 0 (one try), a positive number, or Infinity. */
+export function checkWait(name: string, value: unknown): number {
+  if (value === 0) return 0;
+  return checkDuration(name, value, { allowInfinity: true });
+}
+
+export function checkSignal(name: string, value: unknown): AbortSignal | undefined {
+  if (value === undefined) return undefined;
+  if (!(value instanceof AbortSignal)) {
+    throw new LockConfigError(`${name} must be an AbortSignal, got ${describe(value)}.`);
+  }
+  return value;
+}
+
+export function checkContext(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new LockConfigError(`context must be a string, got ${describe(value)}.`);
+  if (value.length > 1024) throw new LockConfigError('context must be at most 1024 characters.');
+  if (LONE_SURROGATE.test(value)) throw new LockConfigError('context contains a lone UTF-16 surrogate.');
+  return value;
+}
+
+/**
+ * Lock data must survive a JSON round trip unchanged: anything JSON would drop or alter
+ * (undefined, functions, BigInt, NaN, Dates, class instances, cycles) is refused, so that
+ * nothing a user stored is lost silently.
+ */
+export function checkJsonData(value: unknown): void {
+  const seen = new Set<object>();
+  const visit = (v: unknown, path: string): void => {
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') {
+      if (typeof v === 'string' && LONE_SURROGATE.test(v)) {
+        throw new LockConfigError(`Lock data at ${path} contains a lone UTF-16 surrogate.`);
+      }
+      return;
+    }
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw new LockConfigError(`Lock data at ${path} is ${v}, which JSON cannot store.`);
+      return;
+    }
+    if (typeof v !== 'object') {
+      throw new LockConfigError(`Lock data at ${path} is a ${typeof v}, which JSON cannot store; use plain JSON values.`);
+    }
+    if (seen.has(v)) throw new LockConfigError(`Lock data at ${path} refers back to itself (a cycle); JSON cannot store it.`);
+    seen.add(v);
+    if (Array.isArray(v)) {
+      v.forEach((item, i) => visit(item, `${path}[${i}]`));
+    } else {
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) {
+        throw new LockConfigError(
+          `Lock data at ${path} is a ${v.constructor?.name ?? 'class instance'}; store plain objects, arrays, strings, numbers, booleans and null.`,
+        );
+      }
+      for (const [k, item] of Object.entries(v)) visit(item, `${path}.${k}`);
+    }
+    seen.delete(v);
+  };
+  visit(value, 'data');
+}
+
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'function') return 'a function';
+  if (value === null) return 'null';
+  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
+  return String(value);
+}
