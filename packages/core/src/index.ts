@@ -16,3 +16,11 @@ export type { LeaseHolder, LockRecord, VersionedRecord } from './record.js';
 export type { RetryOptions } from './retry.js';
 export type { ClaimOutcome, ClaimRequest, LockStore, WriteCondition, WriteOutcome } from './store.js';
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './stores/memory-store.js';
+export {
+  type DynamoStoreOptions,
+  dynamoStore,
+  type EnsureLockTableOptions,
+  ensureLockTable,
+  type S3StoreOptions,
+  s3Store,
+} from './stores/index.js';

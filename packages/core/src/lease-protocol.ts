@@ -256,7 +256,7 @@ export class LeaseProtocol {
     isOurs: (found: LockRecord) => boolean,
     signal?: AbortSignal,
   ): Promise<{ ok: true; version: string } | { ok: false; current?: VersionedRecord | null }> {
-    let ambiguous = false;
+    let unsure: unknown;
     try {
       const outcome = await withRetry(this.retry, () => this.store.write(key, record, condition), signal);
       if (outcome.ok) {
@@ -267,20 +267,21 @@ export class LeaseProtocol {
         if (outcome.current !== undefined) this.known.remember(key, outcome.current, false, this.clock.time.monotonic());
         return outcome.current === undefined ? { ok: false } : { ok: false, current: outcome.current };
       }
-      ambiguous = true;
     } catch (error) {
       if (!(error instanceof LockStoreError && error.maybeApplied)) throw error;
-      ambiguous = true;
+      unsure = error;
     }
-    if (ambiguous) {
-      const current = await this.read(key, signal);
-      if (current && isOurs(current.record)) {
-        this.known.remember(key, current, true, this.clock.time.monotonic());
-        return { ok: true, version: current.version };
-      }
-      return { ok: false, current };
+    // The request may or may not have been applied: look at the record to know.
+    const current = await this.read(key, signal);
+    if (current && isOurs(current.record)) {
+      this.known.remember(key, current, true, this.clock.time.monotonic());
+      return { ok: true, version: current.version };
     }
-    throw new Error('unreachable');
+    const unchanged =
+      'absent' in condition ? current === null : current !== null && current.version === condition.version;
+    // Nothing moved: the write was simply not applied. Report the failure itself, not a conflict.
+    if (unchanged && unsure) throw unsure;
+    return { ok: false, current };
   }
 
   private trimWriteIds(lease: LeaseState): void {

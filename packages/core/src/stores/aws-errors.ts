@@ -1,0 +1,254 @@
+import { LockStoreError } from '../errors.js';
+
+/**
+ * What an AWS SDK v3 error means for a lock store. The stores turn `conflict` and
+ * `missing-object` into outcomes; everything else becomes a LockStoreError.
+ */
+export type AwsErrorKind =
+  /** The condition did not hold (S3 412, DynamoDB ConditionalCheckFailedException). */
+  | 'conflict'
+  /** S3 says the object is not there (NoSuchKey / 404). */
+  | 'missing-object'
+  /** The bucket or table does not exist (or is not reachable at this endpoint/region). */
+  | 'missing-resource'
+  /** The bucket exists in another region than the client's. */
+  | 'wrong-region'
+  /** IAM said no. */
+  | 'access-denied'
+  /** The credentials themselves were rejected (unknown key, bad signature, expired token). */
+  | 'bad-credentials'
+  /** Throttled or a concurrent conditional request won: certainly not applied, try again later. */
+  | 'throttled'
+  /** A server-side failure: the request may have been applied. */
+  | 'server-error'
+  /** The connection broke or timed out after the request may have been sent. */
+  | 'network'
+  /** The connection was never established (refused, unreachable, DNS): nothing was sent. */
+  | 'unreachable'
+  /** The service rejected the request as invalid (4xx we do not otherwise know): not applied. */
+  | 'rejected'
+  /** Anything else (no HTTP status, unknown shape). */
+  | 'unknown';
+
+/** The fields of an SDK v3 error we look at; every one may be missing on foreign errors. */
+interface AwsErrorShape {
+  name?: string;
+  code?: string;
+  message?: string;
+  cause?: unknown;
+  $fault?: string;
+  $metadata?: { httpStatusCode?: number; attempts?: number };
+}
+
+const CONFLICT = new Set(['PreconditionFailed', 'ConditionalCheckFailedException']);
+const MISSING_RESOURCE = new Set(['NoSuchBucket', 'ResourceNotFoundException']);
+const WRONG_REGION = new Set([
+  'PermanentRedirect',
+  'AuthorizationHeaderMalformed',
+  'IllegalLocationConstraintException',
+]);
+const ACCESS_DENIED = new Set([
+  'AccessDenied',
+  'AccessDeniedException',
+  'AllAccessDisabled',
+  'AccountProblem',
+]);
+const BAD_CREDENTIALS = new Set([
+  'UnrecognizedClientException',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'InvalidSignatureException',
+  'ExpiredToken',
+  'ExpiredTokenException',
+  'InvalidToken',
+  'TokenRefreshRequired',
+  'MissingAuthenticationToken',
+  'MissingAuthenticationTokenException',
+  'IncompleteSignature',
+  'IncompleteSignatureException',
+  'InvalidClientTokenId',
+  'CredentialsProviderError',
+]);
+const THROTTLED = new Set([
+  'SlowDown',
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'Throttling',
+  'RequestLimitExceeded',
+  'TooManyRequestsException',
+  'TransactionConflictException',
+  'ReplicatedWriteConflictException',
+  // S3 409s: another conditional request on the same key was in flight; ours was not applied.
+  'ConditionalRequestConflict',
+  'OperationAborted',
+  // S3 400: the server gave up waiting for our request body, so nothing was stored.
+  'RequestTimeout',
+]);
+// Failures after which a write may or may not have landed.
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ECONNABORTED',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
+const NETWORK_NAMES = new Set(['TimeoutError', 'AbortError', 'RequestTimeoutException']);
+// Failures before a connection existed: nothing reached the service.
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+export function classifyAwsError(error: unknown): AwsErrorKind {
+  const e = shape(error);
+  const name = e.name ?? '';
+  const status = e.$metadata?.httpStatusCode;
+  if (CONFLICT.has(name) || status === 412) return 'conflict';
+  if (MISSING_RESOURCE.has(name)) return 'missing-resource';
+  if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) return 'missing-object';
+  if (WRONG_REGION.has(name) || status === 301) return 'wrong-region';
+  if (BAD_CREDENTIALS.has(name)) return 'bad-credentials';
+  if (ACCESS_DENIED.has(name) || status === 403) return 'access-denied';
+  if (THROTTLED.has(name) || status === 429) return 'throttled';
+  const code = networkCode(error);
+  if (code !== undefined && UNREACHABLE_CODES.has(code)) return 'unreachable';
+  if ((code !== undefined && NETWORK_CODES.has(code)) || NETWORK_NAMES.has(name)) return 'network';
+  if (/socket hang up|other side closed|premature close/i.test(e.message ?? '')) return 'network';
+  if (status !== undefined && status >= 500) return 'server-error';
+  if (status !== undefined && status >= 400) return 'rejected';
+  return 'unknown';
+}
+
+/** HTTP attempts the SDK made for this call (its retry middleware records them on the error). */
+export function attemptsOf(error: unknown): number {
+  const attempts = shape(error).$metadata?.attempts;
+  return typeof attempts === 'number' && attempts > 0 ? attempts : 1;
+}
+
+/** What the store was doing, to name it in messages. */
+export interface AwsOperation {
+  service: 's3' | 'dynamodb';
+  /** API action, e.g. 'PutObject', 'UpdateItem'. */
+  action: string;
+  /** True when the request changes state: only then can an ambiguous failure have "applied". */
+  write: boolean;
+  /** Bucket or table name. */
+  resource: string;
+  /** The lock key, when there is one. */
+  key?: string;
+  /** How to create the missing bucket/table, appended to that message. */
+  createHint?: string;
+}
+
+/**
+ * Turns a failed SDK call into a LockStoreError that says what broke and what to do, with
+ * `retryable` (worth trying again later) and `maybeApplied` (a write that may have landed).
+ */
+export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreError {
+  const kind = classifyAwsError(error);
+  const e = shape(error);
+  const what = `${serviceName(op)} ${op.action}${op.key === undefined ? '' : ` for lock "${op.key}"`}`;
+  const detail = `${e.name ?? 'Error'}: ${e.message ?? String(error)}`;
+  // The SDK retried after an earlier attempt failed: that attempt may have been applied,
+  // whatever the last one said.
+  const retried = op.write && attemptsOf(error) > 1;
+  const fail = (message: string, retryable: boolean, maybeApplied: boolean, code: string) =>
+    new LockStoreError(message, { cause: error, retryable, maybeApplied: maybeApplied || retried, code });
+
+  switch (kind) {
+    case 'missing-resource':
+      return fail(
+        `${what} failed: ${resourceLabel(op)} does not exist (or is not ACTIVE) at this endpoint and region. ${op.createHint ?? ''}`.trim(),
+        false,
+        false,
+        'LOCK_STORE_NOT_FOUND',
+      );
+    case 'wrong-region':
+      return fail(
+        `${what} failed: ${resourceLabel(op)} is in a different region than the client. Create the client with the bucket's region. (${detail})`,
+        false,
+        false,
+        'LOCK_STORE_CONFIG',
+      );
+    case 'access-denied':
+      return fail(
+        `${what} failed: access denied to ${resourceLabel(op)}. Grant ${iamActions(op)} to the credentials of the client you passed. (${detail})`,
+        false,
+        false,
+        'LOCK_STORE_ACCESS_DENIED',
+      );
+    case 'bad-credentials':
+      return fail(
+        `${what} failed: the client's credentials were rejected (${detail}). Check the access key, secret, session token and clock of the client you passed; it needs ${iamActions(op)} on ${resourceLabel(op)}.`,
+        false,
+        false,
+        'LOCK_STORE_ACCESS_DENIED',
+      );
+    case 'throttled':
+      return fail(
+        `${what} was throttled or contended; retry later. (${detail})`,
+        true,
+        false,
+        'LOCK_STORE_THROTTLED',
+      );
+    case 'unreachable':
+      return fail(
+        `${what} could not connect to ${serviceName(op)}. (${detail})`,
+        true,
+        false,
+        'LOCK_STORE_NETWORK',
+      );
+    case 'network':
+      return fail(
+        `${what} failed in transit${op.write ? '; the write may have been applied' : ''}. (${detail})`,
+        true,
+        op.write,
+        'LOCK_STORE_NETWORK',
+      );
+    case 'server-error':
+      return fail(
+        `${what} failed with a server error${op.write ? '; the write may have been applied' : ''}. (${detail})`,
+        true,
+        op.write,
+        'LOCK_STORE',
+      );
+    case 'rejected':
+      return fail(`${what} was rejected. (${detail})`, false, false, 'LOCK_STORE');
+    default:
+      // An error without an HTTP status we do not recognise: we cannot tell whether a write
+      // reached the service, so say it may have.
+      return fail(`${what} failed. (${detail})`, false, op.write, 'LOCK_STORE');
+  }
+}
+
+function shape(error: unknown): AwsErrorShape {
+  return typeof error === 'object' && error !== null ? (error as AwsErrorShape) : {};
+}
+
+/** Node puts errno codes on `code`; the SDK sometimes wraps them in `cause`. */
+function networkCode(error: unknown): string | undefined {
+  for (let e = shape(error), depth = 0; depth < 5; e = shape(e.cause), depth++) {
+    if (typeof e.code === 'string') return e.code;
+    if (e.cause === undefined) break;
+  }
+  return undefined;
+}
+
+function serviceName(op: AwsOperation): string {
+  return op.service === 's3' ? 'S3' : 'DynamoDB';
+}
+
+function resourceLabel(op: AwsOperation): string {
+  return op.service === 's3' ? `S3 bucket "${op.resource}"` : `DynamoDB table "${op.resource}"`;
+}
+
+function iamActions(op: AwsOperation): string {
+  if (op.service === 'dynamodb') return `dynamodb:${op.action}`;
+  switch (op.action) {
+    // Without s3:ListBucket, S3 answers 403 instead of 404 for a lock that does not exist yet.
+    case 'GetObject':
+      return 's3:GetObject and s3:ListBucket';
+    // S3 requires both for a DeleteObject conditional on an ETag.
+    case 'DeleteObject':
+      return 's3:DeleteObject and s3:GetObject';
+    default:
+      return `s3:${op.action}`;
+  }
+}

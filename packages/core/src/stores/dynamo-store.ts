@@ -1,0 +1,294 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LockConfigError } from '../errors.js';
+import type { LockRecord, VersionedRecord } from '../record.js';
+import { RECORD_SCHEMA } from '../record.js';
+import type { ClaimOutcome, ClaimRequest, LockStore, WriteCondition, WriteOutcome } from '../store.js';
+import { checkKeyBytes, describe } from '../validation.js';
+import { type AwsOperation, attemptsOf, classifyAwsError, toLockStoreError } from './aws-errors.js';
+import {
+  ATTR,
+  attributesBytes,
+  checkKeyAttributeNames,
+  decodeItem,
+  formatVersion,
+  holderAttributes,
+  type Item,
+  n,
+  parseVersion,
+  RECORD_ATTRIBUTES,
+  recordAttributes,
+  s,
+} from './dynamo-item-codec.js';
+import { optionalModule } from './optional-module.js';
+
+export interface DynamoStoreOptions {
+  /** Your DynamoDB client (region, credentials, endpoint are yours to configure). */
+  client: DynamoDBClient;
+  /** An existing table whose partition key (and sort key, if any) is a string. */
+  table: string;
+  /** Name of the table's partition key attribute (default 'pk'). */
+  partitionKey?: string;
+  /** Name of the table's sort key attribute, when the table has one. */
+  sortKey?: string;
+  /** Sort key value of lock items (default 'lock'); only with `sortKey`. */
+  sortKeyValue?: string;
+}
+
+/** Largest partition key value DynamoDB accepts, in UTF-8 bytes. */
+const PARTITION_KEY_BYTES = 2048;
+/**
+ * DynamoDB items are at most 400 KB. recordBytes counts every attribute but the partition
+ * key value, which this headroom covers (2 KB) with room to spare for rounding.
+ */
+const MAX_RECORD_BYTES = 390_000;
+
+const loadSdk = optionalModule('@aws-sdk/client-dynamodb', () => import('@aws-sdk/client-dynamodb'));
+
+/** Every attribute as an expression placeholder: `#rv` for rv, and so on. */
+const RECORD_NAMES: Record<string, string> = Object.fromEntries(RECORD_ATTRIBUTES.map((a) => [`#${a}`, a]));
+
+/**
+ * One item per lock, compared-and-swapped on a record version attribute with condition
+ * expressions. Failed conditions return the stored item (ALL_OLD), so a conflict costs no
+ * extra read, and `claim` takes a free or expired lock in one UpdateItem.
+ */
+export function dynamoStore(options: DynamoStoreOptions): LockStore {
+  const { client, table, partitionKey, sortKey, sortKeyValue } = checkOptions(options);
+  const keyAttributes = (key: string): Item =>
+    sortKey === undefined
+      ? { [partitionKey]: s(key) }
+      : { [partitionKey]: s(key), [sortKey]: s(sortKeyValue!) };
+  const allNames: Record<string, string> = { ...RECORD_NAMES, '#pk': partitionKey };
+  // DynamoDB rejects unused placeholders, so each request names only the ones it uses.
+  const namesIn = (...expressions: string[]): Record<string, string> => {
+    const names: Record<string, string> = {};
+    for (const expression of expressions) {
+      for (const [placeholder] of expression.matchAll(/#\w+/g)) names[placeholder] = allNames[placeholder]!;
+    }
+    return names;
+  };
+  const createHint = `Create it with a string partition key "${partitionKey}"${
+    sortKey === undefined ? '' : ` and a string sort key "${sortKey}"`
+  } (ensureLockTable() for local use; CloudFormation, CDK or Terraform in production), or pass the right name as dynamoStore({ table }).`;
+  const op = (action: string, key: string, write: boolean): AwsOperation => ({
+    service: 'dynamodb',
+    action,
+    write,
+    resource: table,
+    key,
+    createHint,
+  });
+
+  /** A failed condition carries the stored item (ALL_OLD), or none when there is no item. */
+  const conditionFailed = (key: string, error: unknown, operation: AwsOperation) => {
+    if (classifyAwsError(error) !== 'conflict') throw toLockStoreError(error, operation);
+    const old = (error as { Item?: Item }).Item;
+    // A retried request may have failed against our own earlier attempt.
+    return {
+      ok: false as const,
+      current: old ? decodeItem(key, old) : null,
+      maybeApplied: attemptsOf(error) > 1,
+    };
+  };
+
+  const put = async (key: string, item: Item, condition: string, values?: Item) => {
+    const { PutItemCommand } = await loadSdk();
+    await client.send(
+      new PutItemCommand({
+        TableName: table,
+        Item: { ...keyAttributes(key), ...item },
+        ConditionExpression: condition,
+        ExpressionAttributeNames: namesIn(condition),
+        ExpressionAttributeValues: values,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+  };
+
+  return {
+    kind: 'dynamodb',
+    maxRecordBytes: MAX_RECORD_BYTES,
+
+    checkKey(key) {
+      checkKeyBytes(key, PARTITION_KEY_BYTES, 'a DynamoDB partition key');
+    },
+
+    recordBytes(record) {
+      // The largest possible record version, so the estimate never falls short later.
+      const attributes = { ...keyAttributes(''), ...recordAttributes(record, Number.MAX_SAFE_INTEGER) };
+      return attributesBytes(attributes);
+    },
+
+    async read(key): Promise<VersionedRecord | null> {
+      const { GetItemCommand } = await loadSdk();
+      let item: Item | undefined;
+      try {
+        const res = await client.send(
+          new GetItemCommand({ TableName: table, Key: keyAttributes(key), ConsistentRead: true }),
+        );
+        item = res.Item;
+      } catch (error) {
+        throw toLockStoreError(error, op('GetItem', key, false));
+      }
+      return item ? decodeItem(key, item) : null;
+    },
+
+    async write(key, record: LockRecord, condition: WriteCondition): Promise<WriteOutcome> {
+      let rv = 1;
+      let expression = 'attribute_not_exists(#pk)';
+      let values: Item | undefined;
+      if (!('absent' in condition)) {
+        const expected = parseVersion(condition.version);
+        // Not a version this store hands out: no record can match it.
+        if (!expected) return { ok: false };
+        rv = expected.rv + 1;
+        expression = '#rv = :rv AND #writeId = :writeId';
+        values = { ':rv': n(expected.rv), ':writeId': s(expected.writeId) };
+      }
+      try {
+        await put(key, recordAttributes(record, rv), expression, values);
+      } catch (error) {
+        return conditionFailed(key, error, op('PutItem', key, true));
+      }
+      return { ok: true, version: formatVersion(rv, record.writeId) };
+    },
+
+    async delete(key, version): Promise<WriteOutcome> {
+      const expected = parseVersion(version);
+      if (!expected) return { ok: false };
+      const { DeleteItemCommand } = await loadSdk();
+      const expression = '#rv = :rv AND #writeId = :writeId';
+      try {
+        await client.send(
+          new DeleteItemCommand({
+            TableName: table,
+            Key: keyAttributes(key),
+            ConditionExpression: expression,
+            ExpressionAttributeNames: namesIn(expression),
+            ExpressionAttributeValues: { ':rv': n(expected.rv), ':writeId': s(expected.writeId) },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+      } catch (error) {
+        return conditionFailed(key, error, op('DeleteItem', key, true));
+      }
+      return { ok: true, version };
+    },
+
+    async claim(key, request: ClaimRequest): Promise<ClaimOutcome> {
+      const { update, condition, values } = claimExpressions(request);
+      const { UpdateItemCommand } = await loadSdk();
+      let attributes: Item | undefined;
+      try {
+        const res = await client.send(
+          new UpdateItemCommand({
+            TableName: table,
+            Key: keyAttributes(key),
+            UpdateExpression: update,
+            ConditionExpression: condition,
+            ExpressionAttributeNames: namesIn(update, condition),
+            ExpressionAttributeValues: values,
+            ReturnValues: 'ALL_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        attributes = res.Attributes;
+      } catch (error) {
+        return conditionFailed(key, error, op('UpdateItem', key, true));
+      }
+      if (!attributes)
+        throw toLockStoreError(new Error('UpdateItem returned no attributes'), op('UpdateItem', key, true));
+      const { version, record } = decodeItem(key, attributes);
+      return { ok: true, version, record };
+    },
+  };
+}
+
+/**
+ * The one-request claim: set the holder and writeId, bump the record version and the
+ * fencing token, leave `data` alone. It applies when there is no item, or the item is a
+ * well-formed record whose lock is free, expired before `expiredBefore`, or still at
+ * `version`. A record of another shape fails the condition and is reported, not rewritten.
+ */
+function claimExpressions(request: ClaimRequest): { update: string; condition: string; values: Item } {
+  const { record, expiredBefore, version } = request;
+  const { set, remove } = holderAttributes(record.holder);
+  const values: Item = {
+    ':schema': n(RECORD_SCHEMA),
+    ':zero': n(0),
+    ':one': n(1),
+    ':number': s('N'),
+    ':newWriteId': s(record.writeId),
+  };
+  const assignments = [
+    '#latch = :schema',
+    '#rv = if_not_exists(#rv, :zero) + :one',
+    '#token = if_not_exists(#token, :zero) + :one',
+    '#writeId = :newWriteId',
+  ];
+  for (const [name, value] of Object.entries(set)) {
+    assignments.push(`#${name} = :${name}`);
+    values[`:${name}`] = value;
+  }
+  let update = `SET ${assignments.join(', ')}`;
+  if (remove.length > 0) update += ` REMOVE ${remove.map((name) => `#${name}`).join(', ')}`;
+
+  const claimable = [`attribute_not_exists(#${ATTR.owner})`];
+  if (expiredBefore !== undefined) {
+    if (!Number.isFinite(expiredBefore)) {
+      throw new LockConfigError(
+        `claim expiredBefore must be a finite time in ms, got ${describe(expiredBefore)}.`,
+      );
+    }
+    claimable.push('#expiresAt < :before');
+    values[':before'] = n(expiredBefore);
+  }
+  const expected = version === undefined ? undefined : parseVersion(version);
+  if (expected) {
+    claimable.push('(#rv = :rv AND #writeId = :writeId)');
+    values[':rv'] = n(expected.rv);
+    values[':writeId'] = s(expected.writeId);
+  }
+  const wellFormed = '#latch = :schema AND attribute_type(#rv, :number) AND attribute_type(#token, :number)';
+  const condition = `attribute_not_exists(#pk) OR (${wellFormed} AND (${claimable.join(' OR ')}))`;
+  return { update, condition, values };
+}
+
+interface ResolvedOptions {
+  client: DynamoDBClient;
+  table: string;
+  partitionKey: string;
+  sortKey: string | undefined;
+  sortKeyValue: string | undefined;
+}
+
+function checkOptions(options: DynamoStoreOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new LockConfigError(`dynamoStore options must be an object, got ${describe(options)}.`);
+  }
+  const { client, table, partitionKey = 'pk', sortKey, sortKeyValue } = options;
+  if (typeof (client as { send?: unknown } | undefined)?.send !== 'function') {
+    throw new LockConfigError('dynamoStore needs `client`: a DynamoDBClient from @aws-sdk/client-dynamodb.');
+  }
+  if (typeof table !== 'string' || table.length === 0) {
+    throw new LockConfigError(
+      `dynamoStore needs \`table\`: the name of an existing table, got ${describe(table)}.`,
+    );
+  }
+  checkKeyAttributeNames('dynamoStore', partitionKey, sortKey);
+  if (sortKey === undefined) {
+    if (sortKeyValue !== undefined) {
+      throw new LockConfigError(
+        'dynamoStore `sortKeyValue` needs `sortKey`: the name of the table sort key attribute.',
+      );
+    }
+    return { client, table, partitionKey, sortKey, sortKeyValue };
+  }
+  const value = sortKeyValue ?? 'lock';
+  if (typeof value !== 'string' || value.length === 0 || Buffer.byteLength(value, 'utf8') > 1024) {
+    throw new LockConfigError(
+      `dynamoStore \`sortKeyValue\` must be a string of 1 to 1024 bytes, got ${describe(value)}.`,
+    );
+  }
+  return { client, table, partitionKey, sortKey, sortKeyValue: value };
+}

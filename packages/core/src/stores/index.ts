@@ -1,0 +1,3 @@
+export { type DynamoStoreOptions, dynamoStore } from './dynamo-store.js';
+export { type EnsureLockTableOptions, ensureLockTable } from './ensure-lock-table.js';
+export { type S3StoreOptions, s3Store } from './s3-store.js';

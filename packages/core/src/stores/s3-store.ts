@@ -1,0 +1,159 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import { LockConfigError, LockStoreError } from '../errors.js';
+import type { LockRecord, VersionedRecord } from '../record.js';
+import { decodeRecord, encodeRecord } from '../record-codec.js';
+import type { LockStore, WriteCondition, WriteOutcome } from '../store.js';
+import { checkKeyBytes, describe } from '../validation.js';
+import { type AwsOperation, attemptsOf, classifyAwsError, toLockStoreError } from './aws-errors.js';
+import { optionalModule } from './optional-module.js';
+
+export interface S3StoreOptions {
+  /** Your S3 client (region, credentials, endpoint are yours to configure). */
+  client: S3Client;
+  /** An existing bucket. Latch never creates buckets. */
+  bucket: string;
+  /** Prepended to every lock key to form the object key, e.g. 'locks/' (default ''). */
+  prefix?: string;
+  /** Largest record (JSON document) accepted, in bytes (default 256 KiB). */
+  maxRecordBytes?: number;
+}
+
+const S3_KEY_BYTES = 1024;
+const DEFAULT_MAX_RECORD_BYTES = 256 * 1024;
+// A record is read on every poll; anything near this is a misuse of lock data.
+const LARGEST_MAX_RECORD_BYTES = 16 * 1024 * 1024;
+// An empty record (no holder, no data) already takes about a hundred bytes.
+const SMALLEST_MAX_RECORD_BYTES = 1024;
+
+const loadSdk = optionalModule('@aws-sdk/client-s3', () => import('@aws-sdk/client-s3'));
+
+/**
+ * One JSON object per lock, compared-and-swapped by ETag with S3 conditional requests:
+ * create = PutObject If-None-Match: *, replace = PutObject If-Match, delete = DeleteObject If-Match.
+ */
+export function s3Store(options: S3StoreOptions): LockStore {
+  const { client, bucket, prefix, maxRecordBytes } = checkOptions(options);
+  const createHint = `Create the bucket, or pass an existing one as s3Store({ bucket }).`;
+  const op = (action: string, key: string, write: boolean): AwsOperation => ({
+    service: 's3',
+    action,
+    write,
+    resource: bucket,
+    key,
+    createHint,
+  });
+
+  /** 412 and (for If-Match) 404 mean "the condition did not hold"; anything else throws. */
+  const conditionFailed = (error: unknown, operation: AwsOperation): WriteOutcome => {
+    const kind = classifyAwsError(error);
+    // A retried request may have failed against our own earlier attempt.
+    const maybeApplied = attemptsOf(error) > 1;
+    if (kind === 'conflict') return { ok: false, maybeApplied };
+    if (kind === 'missing-object') return { ok: false, current: null, maybeApplied };
+    throw toLockStoreError(error, operation);
+  };
+
+  return {
+    kind: 's3',
+    maxRecordBytes,
+
+    checkKey(key) {
+      checkKeyBytes(prefix + key, S3_KEY_BYTES, `S3 (with the prefix ${JSON.stringify(prefix)})`);
+    },
+
+    recordBytes: (record) => Buffer.byteLength(encodeRecord(record), 'utf8'),
+
+    async read(key): Promise<VersionedRecord | null> {
+      const { GetObjectCommand } = await loadSdk();
+      const operation = op('GetObject', key, false);
+      let text: string;
+      let etag: string | undefined;
+      try {
+        const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key: prefix + key }));
+        etag = res.ETag;
+        // Reading the body can fail on its own (connection reset mid-stream): same handling.
+        text = res.Body ? await res.Body.transformToString('utf-8') : '';
+      } catch (error) {
+        if (classifyAwsError(error) === 'missing-object') return null;
+        throw toLockStoreError(error, operation);
+      }
+      if (!etag) throw missingEtag(operation, false);
+      return { version: etag, record: decodeRecord(key, text) };
+    },
+
+    async write(key, record: LockRecord, condition: WriteCondition): Promise<WriteOutcome> {
+      const { PutObjectCommand } = await loadSdk();
+      const operation = op('PutObject', key, true);
+      const precondition = 'absent' in condition ? { IfNoneMatch: '*' } : { IfMatch: condition.version };
+      let etag: string | undefined;
+      try {
+        const res = await client.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: prefix + key,
+            Body: encodeRecord(record),
+            ContentType: 'application/json',
+            ...precondition,
+          }),
+        );
+        etag = res.ETag;
+      } catch (error) {
+        return conditionFailed(error, operation);
+      }
+      // Applied, but without a version we cannot continue; a re-read recovers it.
+      if (!etag) throw missingEtag(operation, true);
+      return { ok: true, version: etag };
+    },
+
+    async delete(key, version): Promise<WriteOutcome> {
+      const { DeleteObjectCommand } = await loadSdk();
+      const operation = op('DeleteObject', key, true);
+      try {
+        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: prefix + key, IfMatch: version }));
+      } catch (error) {
+        return conditionFailed(error, operation);
+      }
+      return { ok: true, version };
+    },
+  };
+}
+
+function missingEtag(operation: AwsOperation, applied: boolean): LockStoreError {
+  return new LockStoreError(
+    `S3 ${operation.action} for lock "${operation.key}" returned no ETag; this S3-compatible server cannot be used with conditional writes (try the S3 list strategy).`,
+    { retryable: false, maybeApplied: applied, code: 'LOCK_STORE_CONFIG' },
+  );
+}
+
+function checkOptions(options: S3StoreOptions): Required<S3StoreOptions> {
+  if (typeof options !== 'object' || options === null) {
+    throw new LockConfigError(`s3Store options must be an object, got ${describe(options)}.`);
+  }
+  const { client, bucket, prefix = '', maxRecordBytes = DEFAULT_MAX_RECORD_BYTES } = options;
+  if (typeof (client as { send?: unknown } | undefined)?.send !== 'function') {
+    throw new LockConfigError('s3Store needs `client`: an S3Client from @aws-sdk/client-s3.');
+  }
+  if (typeof bucket !== 'string' || bucket.length === 0) {
+    throw new LockConfigError(
+      `s3Store needs \`bucket\`: the name of an existing bucket, got ${describe(bucket)}.`,
+    );
+  }
+  if (typeof prefix !== 'string') {
+    throw new LockConfigError(`s3Store \`prefix\` must be a string, got ${describe(prefix)}.`);
+  }
+  if (Buffer.byteLength(prefix, 'utf8') >= S3_KEY_BYTES) {
+    throw new LockConfigError(
+      `s3Store \`prefix\` is ${Buffer.byteLength(prefix, 'utf8')} bytes in UTF-8; S3 object keys, prefix included, are at most ${S3_KEY_BYTES}.`,
+    );
+  }
+  if (
+    !Number.isSafeInteger(maxRecordBytes) ||
+    maxRecordBytes < SMALLEST_MAX_RECORD_BYTES ||
+    maxRecordBytes > LARGEST_MAX_RECORD_BYTES
+  ) {
+    throw new LockConfigError(
+      `s3Store \`maxRecordBytes\` must be an integer from ${SMALLEST_MAX_RECORD_BYTES} to ${LARGEST_MAX_RECORD_BYTES}, got ${describe(maxRecordBytes)}.`,
+    );
+  }
+  return { client, bucket, prefix, maxRecordBytes };
+}
