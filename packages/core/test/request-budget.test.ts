@@ -1,0 +1,169 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { type DynamoDBLocal, type S3Server, startDynamoDBLocal, startS3Server } from '@latch/testing';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { dynamoStore, ensureLockTable, LockClient, s3Store } from '../src/index.js';
+import { countRequests, type RequestCounter } from './helpers/count-requests.js';
+
+// Deterministic request counts (not timings): each operation's cost in store requests.
+// Heartbeats are off so that only the operation under test sends requests.
+
+let seq = 0;
+const freshKey = () => `budget/${Date.now().toString(36)}-${++seq}`;
+
+describe('request budget on DynamoDB', () => {
+  let ddb: DynamoDBLocal;
+  let sdk: DynamoDBClient;
+  let counter: RequestCounter;
+  const client = () => new LockClient({ store: dynamoStore({ client: sdk, table: 'locks' }), heartbeatMs: false });
+
+  beforeAll(async () => {
+    ddb = await startDynamoDBLocal();
+    sdk = new DynamoDBClient({ endpoint: ddb.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } });
+    await ensureLockTable(sdk, { table: 'locks' });
+    counter = countRequests(sdk);
+  });
+  afterAll(async () => {
+    sdk?.destroy();
+    await ddb?.stop();
+  });
+
+  test('acquire 1, renew 1, update 1, release 1, re-acquire by another client 1', async () => {
+    const key = freshKey();
+    const a = client();
+    const b = client();
+    counter.reset();
+    const lock = await a.acquire(key);
+    expect(counter.byCommand).toEqual(new Map([['UpdateItemCommand', 1]]));
+    counter.reset();
+    await lock.extend(60_000);
+    expect(counter.count).toBe(1);
+    counter.reset();
+    await lock.update({ n: 1 });
+    expect(counter.count).toBe(1);
+    counter.reset();
+    await lock.release();
+    expect(counter.count).toBe(1);
+    counter.reset();
+    const again = await b.acquire(key);
+    expect(counter.count).toBe(1);
+    expect(again.data).toEqual({ n: 1 });
+    await again.release();
+  });
+
+  test('a failed tryAcquire costs 1 request', async () => {
+    const key = freshKey();
+    const holder = await client().acquire(key);
+    counter.reset();
+    expect(await client().tryAcquire(key)).toBeNull();
+    expect(counter.count).toBe(1);
+    await holder.release();
+  });
+});
+
+describe('request budget on S3', () => {
+  let server: S3Server;
+  let sdk: S3Client;
+  let counter: RequestCounter;
+  const client = () => new LockClient({ store: s3Store({ client: sdk, bucket: 'locks' }), heartbeatMs: false });
+
+  beforeAll(async () => {
+    server = await startS3Server({ bucket: 'locks' });
+    sdk = new S3Client(server.clientConfig());
+    counter = countRequests(sdk);
+  });
+  afterAll(async () => {
+    sdk?.destroy();
+    await server?.stop();
+  });
+
+  test('absent key: acquire 1 (create), renew 1, release 1; same client again: 1 (known ETag)', async () => {
+    const key = freshKey();
+    const a = client();
+    counter.reset();
+    const lock = await a.acquire(key);
+    expect(counter.byCommand).toEqual(new Map([['PutObjectCommand', 1]]));
+    counter.reset();
+    await lock.extend(60_000);
+    expect(counter.count).toBe(1);
+    counter.reset();
+    await lock.release();
+    expect(counter.count).toBe(1);
+    counter.reset();
+    const again = await a.acquire(key);
+    expect(counter.byCommand).toEqual(new Map([['PutObjectCommand', 1]]));
+    expect(again.fencingToken).toBe(lock.fencingToken + 1);
+    await again.release();
+  });
+
+  test('existing key whose ETag the client does not know: 2 (read, then replace)', async () => {
+    const key = freshKey();
+    const a = client();
+    const b = client();
+    await (await a.acquire(key)).release();
+    await b.inspect(key); // b has seen the key before, but a wrote it last
+    await (await a.acquire(key)).release();
+    counter.reset();
+    const lock = await b.acquire(key);
+    expect(counter.byCommand).toEqual(
+      new Map([
+        ['GetObjectCommand', 1],
+        ['PutObjectCommand', 1],
+      ]),
+    );
+    await lock.release();
+  });
+
+  test('a client that never saw an existing key pays one refused create the first time only', async () => {
+    const key = freshKey();
+    await (await client().acquire(key)).release();
+    const fresh = client();
+    counter.reset();
+    const lock = await fresh.acquire(key);
+    expect(counter.byCommand).toEqual(
+      new Map([
+        ['PutObjectCommand', 2],
+        ['GetObjectCommand', 1],
+      ]),
+    );
+    await lock.release();
+  });
+
+  test('a failed tryAcquire sends at most 1 GET (and no write when the key is known)', async () => {
+    const key = freshKey();
+    const holder = await client().acquire(key);
+    const watcher = client();
+    await watcher.inspect(key);
+    counter.reset();
+    expect(await watcher.tryAcquire(key)).toBeNull();
+    expect(counter.byCommand).toEqual(new Map([['GetObjectCommand', 1]]));
+    const stranger = client();
+    counter.reset();
+    expect(await stranger.tryAcquire(key)).toBeNull();
+    expect(counter.byCommand.get('GetObjectCommand')).toBe(1);
+    expect(counter.count).toBeLessThanOrEqual(2);
+    await holder.release();
+  });
+
+  test('local waiters share one poller and get the lock handed over with one write', async () => {
+    const key = freshKey();
+    const a = client();
+    const lock = await a.acquire(key);
+    const waiting = [a.acquire(key, { waitMs: 10_000 }), a.acquire(key, { waitMs: 10_000 })];
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // While the lock is held in this client, its waiters do not poll the store at all.
+    counter.reset();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(counter.count).toBe(0);
+    await lock.release();
+    expect(counter.byCommand).toEqual(new Map([['PutObjectCommand', 1]]));
+    const next = await waiting[0]!;
+    expect(next.fencingToken).toBe(lock.fencingToken + 1);
+    counter.reset();
+    await next.release();
+    const last = await waiting[1]!;
+    expect(counter.count).toBe(1);
+    expect(last.fencingToken).toBe(next.fencingToken + 1);
+    await last.release();
+  });
+});
