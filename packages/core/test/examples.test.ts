@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { startDynamoDBLocal, startS3Server } from '@latch/testing';
+import { describe, expect, test } from 'vitest';
+import { chargeInvoice } from '../examples/dynamodb-invoice.js';
+import { acquireInJobOne, releaseInJobTwo } from '../examples/handoff.js';
+import { runScheduler } from '../examples/leader-election.js';
+import { quickStart } from '../examples/quick-start.js';
+import { deployOnce } from '../examples/s3-deploy-lock.js';
+import { ensureLockTable, LockClient, memoryStore } from '../src/index.js';
+
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const example = (name: string) => readFileSync(new URL(`../examples/${name}`, import.meta.url), 'utf8').trim();
+
+describe('README examples', () => {
+  test.each([
+    'quick-start.ts',
+    's3-deploy-lock.ts',
+    'dynamodb-invoice.ts',
+    'leader-election.ts',
+    'handoff.ts',
+  ])('README shows %s exactly as tested', (name) => {
+    expect(readme).toContain(example(name));
+  });
+
+  test('quick start', async () => {
+    expect(await quickStart()).toEqual([
+      'building the report with fencing token 1',
+      'second run, token 2',
+      'now free, last token 2, data {"lastRun":"2026-11-23"}',
+    ]);
+  });
+
+  test('S3 deploy lock', async () => {
+    await using server = await startS3Server({ bucket: 'deploy-locks' });
+    const s3 = new S3Client(server.clientConfig());
+    const results = await Promise.all([
+      deployOnce(s3, 'deploy-locks', 'v1'),
+      deployOnce(s3, 'deploy-locks', 'v2'),
+    ]);
+    expect(results.sort()).toEqual([
+      expect.stringMatching(/^deployed v\d as deploy #1$/),
+      expect.stringMatching(/^deployed v\d as deploy #2$/),
+    ]);
+    s3.destroy();
+  });
+
+  test('DynamoDB invoice', async () => {
+    const ddb = await startDynamoDBLocal();
+    const dynamodb = new DynamoDBClient({
+      endpoint: ddb.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
+    });
+    try {
+      await ensureLockTable(dynamodb, { table: 'locks' });
+      const charges = await Promise.all([
+        chargeInvoice(dynamodb, 'locks', 'inv-1'),
+        chargeInvoice(dynamodb, 'locks', 'inv-1'),
+      ]);
+      expect(charges.sort((x, y) => x - y)).toEqual([1250, 2500]);
+    } finally {
+      dynamodb.destroy();
+      await ddb.stop();
+    }
+  });
+
+  test('leader election', async () => {
+    const store = memoryStore();
+    const terms: Array<[string, number]> = [];
+    const a = runScheduler(store, 'replica-a', (term) => terms.push(['replica-a', term]));
+    await until(() => terms.length === 1);
+    const b = runScheduler(store, 'replica-b', (term) => terms.push(['replica-b', term]));
+    await a.stop();
+    await until(() => terms.length === 2);
+    expect(terms).toEqual([
+      ['replica-a', 1],
+      ['replica-b', 2],
+    ]);
+    await b.stop();
+  });
+
+  test('hand-off between jobs', async () => {
+    const store = memoryStore();
+    const handle = await acquireInJobOne(store);
+    const observer = new LockClient({ store });
+    expect((await observer.inspect('pipeline/deploy')).context).toBe('pipeline run 1234');
+    await releaseInJobTwo(store, handle);
+    expect(await observer.inspect('pipeline/deploy')).toMatchObject({ state: 'free', data: { deployed: 'v1.4.2' } });
+  });
+});
+
+async function until(condition: () => boolean): Promise<void> {
+  const started = Date.now();
+  while (!condition()) {
+    if (Date.now() - started > 10_000) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
