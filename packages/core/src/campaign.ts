@@ -3,7 +3,8 @@ import type { Lock } from './lock.js';
 import type { AcquireOptions, LockClient } from './lock-client.js';
 import { sleep } from './sleep.js';
 
-export interface CampaignOptions<T = unknown> extends Pick<AcquireOptions, 'leaseMs' | 'heartbeatMs' | 'context'> {
+export interface CampaignOptions<T = unknown>
+  extends Pick<AcquireOptions, 'leaseMs' | 'heartbeatMs' | 'context'> {
   /** Called at the start of each term with the term's lock (fencingToken = term number; signal aborts on loss). */
   onElected(lock: Lock<T>): void | Promise<void>;
   /** Called when a term ends: 'lost' (lease lost) or 'resigned' (campaign stopped). */
@@ -74,7 +75,10 @@ export function startCampaign<T>(client: LockClient, key: string, options: Campa
       await untilEither(lock.signal, stopping.signal);
       current = undefined;
       if (lock.signal.aborted) {
-        options.onDemoted?.('lost', lock.signal.reason instanceof LockLostError ? lock.signal.reason : undefined);
+        options.onDemoted?.(
+          'lost',
+          lock.signal.reason instanceof LockLostError ? lock.signal.reason : undefined,
+        );
         continue;
       }
       try {

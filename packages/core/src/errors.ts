@@ -27,7 +27,10 @@ export class LockTimeoutError extends LockError {
   readonly holder: HolderSummary | undefined;
 
   constructor(key: string, waitedMs: number, holder: HolderSummary | undefined) {
-    super('LOCK_TIMEOUT', `Timed out after ${waitedMs} ms waiting for lock "${key}"${describeHolder(holder)}`);
+    super(
+      'LOCK_TIMEOUT',
+      `Timed out after ${waitedMs} ms waiting for lock "${key}"${describeHolder(holder)}`,
+    );
     this.key = key;
     this.waitedMs = waitedMs;
     this.holder = holder;
@@ -99,6 +102,7 @@ function describeHolder(holder: HolderSummary | undefined): string {
   if (!holder) return '';
   const who = holder.context ? `${holder.context} (${holder.owner})` : holder.owner;
   const since = new Date(holder.acquiredAt).toISOString().slice(11, 19);
-  const until = holder.expiresAt === null ? 'no expiry' : `lease ends ${new Date(holder.expiresAt).toISOString()}`;
+  const until =
+    holder.expiresAt === null ? 'no expiry' : `lease ends ${new Date(holder.expiresAt).toISOString()}`;
   return `: held by ${who} since ${since} UTC, ${until}`;
 }

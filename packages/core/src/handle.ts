@@ -21,7 +21,9 @@ export function encodeHandle(fields: HandleFields): string {
 
 export function decodeHandle(handle: unknown): HandleFields {
   if (typeof handle !== 'string' || !handle.startsWith(PREFIX)) {
-    throw new LockConfigError('Not a lock handle: expected the string from lock.handle (it starts with "latch1.").');
+    throw new LockConfigError(
+      'Not a lock handle: expected the string from lock.handle (it starts with "latch1.").',
+    );
   }
   try {
     const raw = JSON.parse(Buffer.from(handle.slice(PREFIX.length), 'base64url').toString('utf8'));
@@ -36,5 +38,7 @@ export function decodeHandle(handle: unknown): HandleFields {
   } catch {
     // fall through to the error below
   }
-  throw new LockConfigError('Malformed lock handle: it was truncated or altered; pass lock.handle unchanged.');
+  throw new LockConfigError(
+    'Malformed lock handle: it was truncated or altered; pass lock.handle unchanged.',
+  );
 }

@@ -15,7 +15,6 @@ export { type AcquireOptions, LockClient, type LockClientOptions, type LockInfo 
 export type { LeaseHolder, LockRecord, VersionedRecord } from './record.js';
 export type { RetryOptions } from './retry.js';
 export type { ClaimOutcome, ClaimRequest, LockStore, WriteCondition, WriteOutcome } from './store.js';
-export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './stores/memory-store.js';
 export {
   type DynamoStoreOptions,
   dynamoStore,
@@ -24,3 +23,4 @@ export {
   type S3StoreOptions,
   s3Store,
 } from './stores/index.js';
+export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './stores/memory-store.js';

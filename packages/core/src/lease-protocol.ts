@@ -94,7 +94,10 @@ export class LeaseProtocol {
     }
     const seen = this.known.get(key);
     if (!seen || seen.current?.version !== current?.version) return holder.leaseMs + this.clock.toleranceMs;
-    return Math.max(0, seen.firstSeenAt + holder.leaseMs + this.clock.toleranceMs - this.clock.time.monotonic());
+    return Math.max(
+      0,
+      seen.firstSeenAt + holder.leaseMs + this.clock.toleranceMs - this.clock.time.monotonic(),
+    );
   }
 
   /** One acquisition attempt: at most a few requests, never waits. */
@@ -109,7 +112,8 @@ export class LeaseProtocol {
     for (let step = 0; step < 3; step++) {
       signal?.throwIfAborted();
       if (current === undefined) current = await this.read(key, signal);
-      if (current?.record.holder?.lockId === contender.lockId) return { lease: this.adopt(key, current, contender) };
+      if (current?.record.holder?.lockId === contender.lockId)
+        return { lease: this.adopt(key, current, contender) };
       if (!this.isClaimable(key, current)) return { lease: null, current };
       const holder = this.newHolder(contender.lockId, contender.terms);
       const record: LockRecord = {
@@ -121,29 +125,45 @@ export class LeaseProtocol {
       const condition: WriteCondition = current === null ? { absent: true } : { version: current.version };
       const sentAt = this.clock.time.monotonic();
       contender.firstSentAt ??= sentAt;
-      const written = await this.writeResolved(key, record, condition, (found) => found.holder?.lockId === contender.lockId, signal);
+      const written = await this.writeResolved(
+        key,
+        record,
+        condition,
+        (found) => found.holder?.lockId === contender.lockId,
+        signal,
+      );
       if (written.ok) {
-        return { lease: this.ownLease(key, contender.lockId, written.version, record, sentAt, record.writeId) };
+        return {
+          lease: this.ownLease(key, contender.lockId, written.version, record, sentAt, record.writeId),
+        };
       }
       current = written.current;
-      if (current?.record.holder?.lockId === contender.lockId) return { lease: this.adopt(key, current, contender) };
+      if (current?.record.holder?.lockId === contender.lockId)
+        return { lease: this.adopt(key, current, contender) };
       if (current !== undefined && !this.isClaimable(key, current)) return { lease: null, current };
     }
     const latest = current === undefined ? await this.read(key, signal) : current;
     return { lease: null, current: latest };
   }
 
-  private async claimInOneRequest(key: string, contender: Contender, signal?: AbortSignal): Promise<ClaimResult> {
+  private async claimInOneRequest(
+    key: string,
+    contender: Contender,
+    signal?: AbortSignal,
+  ): Promise<ClaimResult> {
     const claim = this.store.claim!.bind(this.store);
-    const record: LockRecord = { token: 0, holder: this.newHolder(contender.lockId, contender.terms), writeId: randomUUID() };
+    const record: LockRecord = {
+      token: 0,
+      holder: this.newHolder(contender.lockId, contender.terms),
+      writeId: randomUUID(),
+    };
     const seen = this.known.get(key);
     const request =
       this.clock.mode === 'trusted'
         ? { record, expiredBefore: this.clock.time.now() - this.clock.toleranceMs }
         : {
             record,
-            version:
-              seen?.current && this.isClaimable(key, seen.current) ? seen.current.version : undefined,
+            version: seen?.current && this.isClaimable(key, seen.current) ? seen.current.version : undefined,
           };
     const sentAt = this.clock.time.monotonic();
     contender.firstSentAt ??= sentAt;
@@ -153,11 +173,14 @@ export class LeaseProtocol {
     } catch (error) {
       if (!(error instanceof LockStoreError && error.maybeApplied)) throw error;
       const current = await this.read(key, signal);
-      if (current?.record.holder?.lockId === contender.lockId) return { lease: this.adopt(key, current, contender) };
+      if (current?.record.holder?.lockId === contender.lockId)
+        return { lease: this.adopt(key, current, contender) };
       return { lease: null, current };
     }
     if (outcome.ok) {
-      return { lease: this.ownLease(key, contender.lockId, outcome.version, outcome.record, sentAt, record.writeId) };
+      return {
+        lease: this.ownLease(key, contender.lockId, outcome.version, outcome.record, sentAt, record.writeId),
+      };
     }
     this.known.remember(key, outcome.current, false, this.clock.time.monotonic());
     if (outcome.current?.record.holder?.lockId === contender.lockId) {
@@ -167,13 +190,23 @@ export class LeaseProtocol {
   }
 
   /** Renews (and optionally rewrites data of) a lease we hold. Throws LockLostError when it is no longer ours. */
-  async renew(lease: LeaseState, leaseMs: number, data?: { value: unknown }, signal?: AbortSignal): Promise<void> {
+  async renew(
+    lease: LeaseState,
+    leaseMs: number,
+    data?: { value: unknown },
+    signal?: AbortSignal,
+  ): Promise<void> {
     const now = this.clock.time.now();
     const holder = lease.record.holder!;
     const finite = Number.isFinite(leaseMs);
     const record: LockRecord = {
       ...lease.record,
-      holder: { ...holder, renewedAt: now, leaseMs: finite ? leaseMs : null, expiresAt: finite ? now + leaseMs : null },
+      holder: {
+        ...holder,
+        renewedAt: now,
+        leaseMs: finite ? leaseMs : null,
+        expiresAt: finite ? now + leaseMs : null,
+      },
       writeId: randomUUID(),
     };
     if (data) record.data = data.value;
@@ -191,7 +224,12 @@ export class LeaseProtocol {
   }
 
   /** Releases our lease straight to `next` in one conditional write (token + 1). */
-  async handOver(lease: LeaseState, next: Contender, data?: { value: unknown }, signal?: AbortSignal): Promise<LeaseState> {
+  async handOver(
+    lease: LeaseState,
+    next: Contender,
+    data?: { value: unknown },
+    signal?: AbortSignal,
+  ): Promise<LeaseState> {
     const holder = this.newHolder(next.lockId, next.terms);
     const record: LockRecord = { token: lease.record.token + 1, holder, writeId: randomUUID() };
     const kept = data ? data.value : lease.record.data;
@@ -223,7 +261,10 @@ export class LeaseProtocol {
         return;
       }
       const current = written.current === undefined ? await this.read(lease.key, signal) : written.current;
-      const ours = current && current.record.holder?.lockId === lease.lockId && lease.writeIds.has(current.record.writeId);
+      const ours =
+        current &&
+        current.record.holder?.lockId === lease.lockId &&
+        lease.writeIds.has(current.record.writeId);
       if (!ours) throw new LockLostError(lease.key, describeLoss(current));
       lease.version = current.version;
       lease.record = current.record;
@@ -243,7 +284,14 @@ export class LeaseProtocol {
     );
   }
 
-  private ownLease(key: string, lockId: string, version: string, record: LockRecord, sentAt: number, writeId: string): LeaseState {
+  private ownLease(
+    key: string,
+    lockId: string,
+    version: string,
+    record: LockRecord,
+    sentAt: number,
+    writeId: string,
+  ): LeaseState {
     this.known.remember(key, { version, record }, true, this.clock.time.monotonic());
     return { key, lockId, version, record, sentAt, writeIds: new Set([writeId]) };
   }
@@ -264,7 +312,8 @@ export class LeaseProtocol {
         return outcome;
       }
       if (!outcome.maybeApplied) {
-        if (outcome.current !== undefined) this.known.remember(key, outcome.current, false, this.clock.time.monotonic());
+        if (outcome.current !== undefined)
+          this.known.remember(key, outcome.current, false, this.clock.time.monotonic());
         return outcome.current === undefined ? { ok: false } : { ok: false, current: outcome.current };
       }
     } catch (error) {

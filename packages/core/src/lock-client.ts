@@ -98,17 +98,29 @@ export class LockClient implements LockHost {
     }
     const { store } = options;
     if (!store || typeof store.read !== 'function' || typeof store.write !== 'function') {
-      throw new LockConfigError('LockClient needs a store: memoryStore(), s3Store({ client, bucket }) or dynamoStore({ client, table }).');
+      throw new LockConfigError(
+        'LockClient needs a store: memoryStore(), s3Store({ client, bucket }) or dynamoStore({ client, table }).',
+      );
     }
     const leaseMs = checkDuration('leaseMs', options.leaseMs ?? 30_000, { allowInfinity: true });
     const heartbeatMs = resolveHeartbeat(options.heartbeatMs, leaseMs, 'heartbeatMs');
     const pollMs = checkDuration('pollMs', options.pollMs ?? 1000);
-    if (options.owner !== undefined && (typeof options.owner !== 'string' || options.owner.length === 0 || options.owner.length > 256)) {
-      throw new LockConfigError(`owner must be a non-empty string of at most 256 characters, got ${describe(options.owner)}.`);
+    if (
+      options.owner !== undefined &&
+      (typeof options.owner !== 'string' || options.owner.length === 0 || options.owner.length > 256)
+    ) {
+      throw new LockConfigError(
+        `owner must be a non-empty string of at most 256 characters, got ${describe(options.owner)}.`,
+      );
     }
     this.owner = options.owner ?? defaultOwnerId();
     this.settings = { leaseMs, heartbeatMs, pollMs };
-    this.protocol = new LeaseProtocol(store, resolveClock(options.clock), resolveRetry(options.retry), this.owner);
+    this.protocol = new LeaseProtocol(
+      store,
+      resolveClock(options.clock),
+      resolveRetry(options.retry),
+      this.owner,
+    );
   }
 
   /** Acquires `key`, waiting up to `waitMs` (default: until acquired or `signal` aborts). */
@@ -124,7 +136,10 @@ export class LockClient implements LockHost {
   }
 
   /** One attempt, never waits: the lock, or null when it is held. */
-  async tryAcquire<T = unknown>(key: string, options: Omit<AcquireOptions, 'waitMs' | 'signal'> = {}): Promise<Lock<T> | null> {
+  async tryAcquire<T = unknown>(
+    key: string,
+    options: Omit<AcquireOptions, 'waitMs' | 'signal'> = {},
+  ): Promise<Lock<T> | null> {
     const request = this.prepare(key, options);
     return (await this.tryOnce(key, request)) as Lock<T> | null;
   }
@@ -133,8 +148,13 @@ export class LockClient implements LockHost {
    * Acquires `key`, runs `fn(lock)`, and always releases. If the lease was lost while `fn`
    * ran, throws the LockLostError even when `fn` succeeded: its work was not exclusive.
    */
-  async withLock<R, T = unknown>(key: string, fn: (lock: Lock<T>) => R | Promise<R>, options: AcquireOptions = {}): Promise<R> {
-    if (typeof fn !== 'function') throw new LockConfigError(`withLock(key, fn) needs a function, got ${describe(fn)}.`);
+  async withLock<R, T = unknown>(
+    key: string,
+    fn: (lock: Lock<T>) => R | Promise<R>,
+    options: AcquireOptions = {},
+  ): Promise<R> {
+    if (typeof fn !== 'function')
+      throw new LockConfigError(`withLock(key, fn) needs a function, got ${describe(fn)}.`);
     const lock = await this.acquire<T>(key, options);
     let result: R;
     try {
@@ -158,7 +178,8 @@ export class LockClient implements LockHost {
   async release(key: string, handle: string, options: { data?: unknown } = {}): Promise<void> {
     this.checkKey(key);
     const fields = decodeHandle(handle);
-    if (fields.key !== key) throw new LockConfigError(`This handle is for lock "${fields.key}", not "${key}".`);
+    if (fields.key !== key)
+      throw new LockConfigError(`This handle is for lock "${fields.key}", not "${key}".`);
     const data = 'data' in options ? { value: options.data } : undefined;
     const lease = await this.leaseFromHandle(key, fields.lockId);
     if (data) this.checkData(data.value, lease);
@@ -176,7 +197,10 @@ export class LockClient implements LockHost {
   }
 
   /** Takes over the acquisition named by `handle` in this client (renewing it from now on). */
-  async resume<T = unknown>(handle: string, options: Pick<AcquireOptions, 'heartbeatMs' | 'onLost'> = {}): Promise<Lock<T>> {
+  async resume<T = unknown>(
+    handle: string,
+    options: Pick<AcquireOptions, 'heartbeatMs' | 'onLost'> = {},
+  ): Promise<Lock<T>> {
     const fields = decodeHandle(handle);
     this.checkKey(fields.key);
     const lease = await this.leaseFromHandle(fields.key, fields.lockId);
@@ -205,7 +229,9 @@ export class LockClient implements LockHost {
         return true;
       }
     }
-    throw new LockStoreError(`forceRelease("${key}") kept losing races with other writers; try again.`, { retryable: true });
+    throw new LockStoreError(`forceRelease("${key}") kept losing races with other writers; try again.`, {
+      retryable: true,
+    });
   }
 
   /**
@@ -218,7 +244,11 @@ export class LockClient implements LockHost {
       throw new LockConfigError('campaign(key, { onElected }) needs an onElected function.');
     }
     checkSignal('signal', options.signal);
-    this.prepare(key, { leaseMs: options.leaseMs, heartbeatMs: options.heartbeatMs, context: options.context });
+    this.prepare(key, {
+      leaseMs: options.leaseMs,
+      heartbeatMs: options.heartbeatMs,
+      context: options.context,
+    });
     return startCampaign(this, key, options);
   }
 
@@ -267,13 +297,21 @@ export class LockClient implements LockHost {
 
   // ---- acquiring ------------------------------------------------------------------------
 
-  private prepare(key: string, options: AcquireOptions): { contender: Contender; settings: LockSettings; signal?: AbortSignal } {
+  private prepare(
+    key: string,
+    options: AcquireOptions,
+  ): { contender: Contender; settings: LockSettings; signal?: AbortSignal } {
     this.checkKey(key);
-    if (typeof options !== 'object' || options === null) throw new LockConfigError('Acquire options must be an object.');
-    const leaseMs = checkDuration('leaseMs', options.leaseMs ?? this.settings.leaseMs, { allowInfinity: true });
+    if (typeof options !== 'object' || options === null)
+      throw new LockConfigError('Acquire options must be an object.');
+    const leaseMs = checkDuration('leaseMs', options.leaseMs ?? this.settings.leaseMs, {
+      allowInfinity: true,
+    });
     // A per-call lease without a per-call heartbeat renews at a third of that lease, unless the client turned renewal off.
     const inherited =
-      this.settings.heartbeatMs === false || options.leaseMs === undefined ? this.settings.heartbeatMs : undefined;
+      this.settings.heartbeatMs === false || options.leaseMs === undefined
+        ? this.settings.heartbeatMs
+        : undefined;
     const heartbeatMs = resolveHeartbeat(
       options.heartbeatMs !== undefined ? options.heartbeatMs : inherited,
       leaseMs,
@@ -298,7 +336,10 @@ export class LockClient implements LockHost {
     this.protocol.store.checkKey(key);
   }
 
-  private async tryOnce(key: string, request: { contender: Contender; settings: LockSettings }): Promise<Lock<unknown> | null> {
+  private async tryOnce(
+    key: string,
+    request: { contender: Contender; settings: LockSettings },
+  ): Promise<Lock<unknown> | null> {
     const waiters = this.keys.get(key);
     if (waiters && (waiters.holder || waiters.head())) return null; // held or queued here: no request needed
     const result = await this.protocol.claim(key, request.contender);
@@ -429,7 +470,10 @@ export class LockClient implements LockHost {
     const current = await this.protocol.read(key);
     const holder = current?.record.holder;
     if (!current || !holder || holder.lockId !== lockId) {
-      throw new LockNotHeldError(key, current?.record.holder ? 'another acquisition holds it now' : 'its lease already ended');
+      throw new LockNotHeldError(
+        key,
+        current?.record.holder ? 'another acquisition holds it now' : 'its lease already ended',
+      );
     }
     // An expired lease nobody took over can still be released or resumed: every write is
     // conditional on the version just read, so a takeover in between makes it fail safely.
@@ -449,7 +493,12 @@ export class LockClient implements LockHost {
     const record = local ? local.lease.record : waiters?.lastSeen?.record;
     const holder = record?.holder;
     if (!holder) return undefined;
-    return { owner: holder.owner, context: holder.context, acquiredAt: holder.acquiredAt, expiresAt: holder.expiresAt };
+    return {
+      owner: holder.owner,
+      context: holder.context,
+      acquiredAt: holder.acquiredAt,
+      expiresAt: holder.expiresAt,
+    };
   }
 
   private describeRecord(key: string, current: VersionedRecord | null): LockInfo {

@@ -53,7 +53,12 @@ export class Lock<T = unknown> {
     this.key = lease.key;
     this.owner = lease.record.holder!.owner;
     this.fencingToken = lease.record.token;
-    this.handle = encodeHandle({ key: this.key, lockId: lease.lockId, owner: this.owner, fencingToken: this.fencingToken });
+    this.handle = encodeHandle({
+      key: this.key,
+      lockId: lease.lockId,
+      owner: this.owner,
+      fencingToken: this.fencingToken,
+    });
     this.signal = this.abort.signal;
     this.armTimers();
   }
@@ -197,13 +202,19 @@ export class Lock<T = unknown> {
     }
     this.lossTimer = setTimeout(() => {
       this.markLost(
-        new LockLostError(this.key, 'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)'),
+        new LockLostError(
+          this.key,
+          'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)',
+        ),
       );
     }, lossAt - now);
     this.lossTimer.unref();
     const beat = this.heartbeatDelay(leaseMs);
     if (beat !== undefined) {
-      this.heartbeatTimer = setTimeout(() => void this.heartbeat(), Math.min(beat, Math.max(0, lossAt - now - 1)));
+      this.heartbeatTimer = setTimeout(
+        () => void this.heartbeat(),
+        Math.min(beat, Math.max(0, lossAt - now - 1)),
+      );
       this.heartbeatTimer.unref();
     }
   }

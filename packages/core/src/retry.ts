@@ -38,7 +38,11 @@ export function backoffMs(policy: RetryPolicy, attempt: number, random: () => nu
  * applied (throttling, 409 conflicts between concurrent conditional requests, network errors
  * on reads). Errors that may have been applied are returned to the caller to resolve.
  */
-export async function withRetry<T>(policy: RetryPolicy, operation: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+export async function withRetry<T>(
+  policy: RetryPolicy,
+  operation: () => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await operation();

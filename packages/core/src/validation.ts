@@ -32,7 +32,9 @@ export function checkDuration(name: string, value: unknown, opts: { allowInfinit
   }
   if (value === Number.POSITIVE_INFINITY && opts.allowInfinity) return value;
   if (!Number.isFinite(value) || value <= 0) {
-    const allowed = opts.allowInfinity ? 'a positive number of milliseconds or Infinity' : 'a positive, finite number of milliseconds';
+    const allowed = opts.allowInfinity
+      ? 'a positive number of milliseconds or Infinity'
+      : 'a positive, finite number of milliseconds';
     throw new LockConfigError(`${name} must be ${allowed}, got ${describe(value)}.`);
   }
   return value;
@@ -54,7 +56,8 @@ export function checkSignal(name: string, value: unknown): AbortSignal | undefin
 
 export function checkContext(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw new LockConfigError(`context must be a string, got ${describe(value)}.`);
+  if (typeof value !== 'string')
+    throw new LockConfigError(`context must be a string, got ${describe(value)}.`);
   if (value.length > 1024) throw new LockConfigError('context must be at most 1024 characters.');
   if (LONE_SURROGATE.test(value)) throw new LockConfigError('context contains a lone UTF-16 surrogate.');
   return value;
@@ -75,16 +78,22 @@ export function checkJsonData(value: unknown): void {
       return;
     }
     if (typeof v === 'number') {
-      if (!Number.isFinite(v)) throw new LockConfigError(`Lock data at ${path} is ${v}, which JSON cannot store.`);
+      if (!Number.isFinite(v))
+        throw new LockConfigError(`Lock data at ${path} is ${v}, which JSON cannot store.`);
       return;
     }
     if (typeof v !== 'object') {
-      throw new LockConfigError(`Lock data at ${path} is a ${typeof v}, which JSON cannot store; use plain JSON values.`);
+      throw new LockConfigError(
+        `Lock data at ${path} is a ${typeof v}, which JSON cannot store; use plain JSON values.`,
+      );
     }
-    if (seen.has(v)) throw new LockConfigError(`Lock data at ${path} refers back to itself (a cycle); JSON cannot store it.`);
+    if (seen.has(v))
+      throw new LockConfigError(
+        `Lock data at ${path} refers back to itself (a cycle); JSON cannot store it.`,
+      );
     seen.add(v);
     if (Array.isArray(v)) {
-      v.forEach((item, i) => visit(item, `${path}[${i}]`));
+      for (const [i, item] of v.entries()) visit(item, `${path}[${i}]`);
     } else {
       const proto = Object.getPrototypeOf(v);
       if (proto !== Object.prototype && proto !== null) {

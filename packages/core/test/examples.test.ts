@@ -11,7 +11,8 @@ import { deployOnce } from '../examples/s3-deploy-lock.js';
 import { ensureLockTable, LockClient, memoryStore } from '../src/index.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-const example = (name: string) => readFileSync(new URL(`../examples/${name}`, import.meta.url), 'utf8').trim();
+const example = (name: string) =>
+  readFileSync(new URL(`../examples/${name}`, import.meta.url), 'utf8').trim();
 
 describe('README examples', () => {
   test.each([
@@ -87,7 +88,10 @@ describe('README examples', () => {
     const observer = new LockClient({ store });
     expect((await observer.inspect('pipeline/deploy')).context).toBe('pipeline run 1234');
     await releaseInJobTwo(store, handle);
-    expect(await observer.inspect('pipeline/deploy')).toMatchObject({ state: 'free', data: { deployed: 'v1.4.2' } });
+    expect(await observer.inspect('pipeline/deploy')).toMatchObject({
+      state: 'free',
+      data: { deployed: 'v1.4.2' },
+    });
   });
 });
 

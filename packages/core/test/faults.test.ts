@@ -83,7 +83,11 @@ describe('S3 faults', () => {
 
   test('renewal survives a burst of 500 errors shorter than the lease', async () => {
     const key = freshKey();
-    const a = new LockClient({ store: s3Store({ client: sdk(1), bucket: 'locks' }), leaseMs: 1500, heartbeatMs: 200 });
+    const a = new LockClient({
+      store: s3Store({ client: sdk(1), bucket: 'locks' }),
+      leaseMs: 1500,
+      heartbeatMs: 200,
+    });
     const lock = await a.acquire(key);
     const burst = server.faults.internalError({ op: 'PutObject', key, times: 3 });
     await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -141,7 +145,10 @@ describe('DynamoDB faults', () => {
       (next) => async (args) => {
         if (throttled < 3) {
           throttled++;
-          throw new ProvisionedThroughputExceededException({ message: 'Rate exceeded', $metadata: { httpStatusCode: 400 } });
+          throw new ProvisionedThroughputExceededException({
+            message: 'Rate exceeded',
+            $metadata: { httpStatusCode: 400 },
+          });
         }
         return next(args);
       },

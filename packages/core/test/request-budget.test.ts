@@ -15,11 +15,16 @@ describe('request budget on DynamoDB', () => {
   let ddb: DynamoDBLocal;
   let sdk: DynamoDBClient;
   let counter: RequestCounter;
-  const client = () => new LockClient({ store: dynamoStore({ client: sdk, table: 'locks' }), heartbeatMs: false });
+  const client = () =>
+    new LockClient({ store: dynamoStore({ client: sdk, table: 'locks' }), heartbeatMs: false });
 
   beforeAll(async () => {
     ddb = await startDynamoDBLocal();
-    sdk = new DynamoDBClient({ endpoint: ddb.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } });
+    sdk = new DynamoDBClient({
+      endpoint: ddb.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
+    });
     await ensureLockTable(sdk, { table: 'locks' });
     counter = countRequests(sdk);
   });
@@ -65,7 +70,8 @@ describe('request budget on S3', () => {
   let server: S3Server;
   let sdk: S3Client;
   let counter: RequestCounter;
-  const client = () => new LockClient({ store: s3Store({ client: sdk, bucket: 'locks' }), heartbeatMs: false });
+  const client = () =>
+    new LockClient({ store: s3Store({ client: sdk, bucket: 'locks' }), heartbeatMs: false });
 
   beforeAll(async () => {
     server = await startS3Server({ bucket: 'locks' });

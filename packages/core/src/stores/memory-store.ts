@@ -39,7 +39,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     maxRecordBytes,
     documents,
     checkKey(key: string) {
-      if (key.length > 4096) throw new LockConfigError('Lock key must be at most 4096 characters in the memory store.');
+      if (key.length > 4096)
+        throw new LockConfigError('Lock key must be at most 4096 characters in the memory store.');
     },
     recordBytes: (record) => Buffer.byteLength(encodeRecord(record)),
     async read(key) {

@@ -24,7 +24,10 @@ describeLockConformance('the DynamoDB store (DynamoDB Local)', async () => {
     },
     corrupt: async (key) => {
       await client.send(
-        new PutItemCommand({ TableName: 'locks', Item: { pk: { S: key }, latch: { N: '1' }, token: { S: 'seven' } } }),
+        new PutItemCommand({
+          TableName: 'locks',
+          Item: { pk: { S: key }, latch: { N: '1' }, token: { S: 'seven' } },
+        }),
       );
     },
     stop: async () => {

@@ -155,7 +155,11 @@ export function describeLockConformance(name: string, start: () => Promise<Confo
     test('untrusted clocks: a waiter whose wall clock is skewed never takes over a renewed lease, and takes an abandoned one only after the holder gave up', async () => {
       const key = uniqueKey('untrusted');
       const leaseMs = 500;
-      const holder = client({ leaseMs, heartbeatMs: 100, clock: { mode: 'untrusted', time: skewed(-leaseMs / 2) } });
+      const holder = client({
+        leaseMs,
+        heartbeatMs: 100,
+        clock: { mode: 'untrusted', time: skewed(-leaseMs / 2) },
+      });
       const waiter = client({ leaseMs, clock: { mode: 'untrusted', time: skewed(leaseMs / 2) } });
       const renewed = await holder.acquire(key);
       await expect(waiter.acquire(key, { waitMs: 1500 })).rejects.toBeInstanceOf(LockTimeoutError);

@@ -6,7 +6,8 @@ describeLockConformance('the memory store', async () => {
   const shared = memoryStore();
   let broken = false;
   const failIfBroken = () => {
-    if (broken) throw new LockStoreError('memory store: writes are broken for this test', { retryable: true });
+    if (broken)
+      throw new LockStoreError('memory store: writes are broken for this test', { retryable: true });
   };
   // The memory store cannot fail by itself; this wrapper fails its writes on demand.
   const store: LockStore = {

@@ -15,7 +15,9 @@ describeLockConformance('the S3 store (local S3 server with conditional writes)'
       return () => fault.remove();
     },
     corrupt: async (key) => {
-      await client.send(new PutObjectCommand({ Bucket: 'locks', Key: `latch/${key}`, Body: '{"latch":1,"token":' }));
+      await client.send(
+        new PutObjectCommand({ Bucket: 'locks', Key: `latch/${key}`, Body: '{"latch":1,"token":' }),
+      );
     },
     stop: async () => {
       client.destroy();
