@@ -1,4 +1,4 @@
-import { LockError, LockLostError, LockNotHeldError } from './errors.js';
+import { LockError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
 import { encodeHandle } from './handle.js';
 import type { LeaseProtocol, LeaseState } from './lease-protocol.js';
 import { checkDuration } from './validation.js';
@@ -239,7 +239,8 @@ export class Lock<T = unknown> {
       await this.write(() => this.host.protocol.renew(this.lease, this.settings.leaseMs));
     } catch (error) {
       if (this.state !== 'held') return;
-      if (error instanceof LockError && !(error instanceof LockLostError) && error.code !== 'LOCK_STORE') {
+      // Store failures are retried until the loss deadline; anything else (a corrupted record) ends the lease now.
+      if (error instanceof LockError && !(error instanceof LockLostError) && !(error instanceof LockStoreError)) {
         this.markLost(new LockLostError(this.key, `renewal failed: ${error.message}`, { cause: error }));
         return;
       }
