@@ -235,12 +235,29 @@ export class Lock<T = unknown> {
 
   private async heartbeat(): Promise<void> {
     if (this.state !== 'held') return;
+    // Woken up past the point where the lease can be trusted (a long pause): whatever a
+    // renewal would find, the code that ran meanwhile was not protected.
+    const now = this.host.protocol.clock.time.monotonic();
+    const { leaseMs } = this.settings;
+    if (now >= this.lease.sentAt + leaseMs - this.safetyMarginMs(leaseMs)) {
+      this.markLost(
+        new LockLostError(
+          this.key,
+          `the process was paused past its lease (${Math.round(now - this.lease.sentAt)} ms since the last renewal was sent)`,
+        ),
+      );
+      return;
+    }
     try {
       await this.write(() => this.host.protocol.renew(this.lease, this.settings.leaseMs));
     } catch (error) {
       if (this.state !== 'held') return;
       // Store failures are retried until the loss deadline; anything else (a corrupted record) ends the lease now.
-      if (error instanceof LockError && !(error instanceof LockLostError) && !(error instanceof LockStoreError)) {
+      if (
+        error instanceof LockError &&
+        !(error instanceof LockLostError) &&
+        !(error instanceof LockStoreError)
+      ) {
         this.markLost(new LockLostError(this.key, `renewal failed: ${error.message}`, { cause: error }));
         return;
       }

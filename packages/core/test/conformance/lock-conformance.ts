@@ -136,6 +136,20 @@ export function describeLockConformance(name: string, start: () => Promise<Confo
       }
     });
 
+    test('a holder whose event loop was blocked past its lease loses the lock before running on', async () => {
+      const key = uniqueKey('paused');
+      const a = client({ leaseMs: 300, heartbeatMs: 100 });
+      const lock = await a.acquire(key);
+      const until = performance.now() + 600;
+      while (performance.now() < until) {
+        // a synchronous stall: no timer, no renewal can run
+      }
+      const reason = await untilAborted(lock.signal);
+      expect(reason).toBeInstanceOf(LockLostError);
+      expect((reason as Error).message).toMatch(/paused past its lease|ran out before a renewal/);
+      await expect(lock.update({ late: true })).rejects.toBeInstanceOf(LockLostError);
+    });
+
     test('fail-closed locks (leaseMs: Infinity) never expire and keep their token on release', async () => {
       const key = uniqueKey('fail-closed');
       const a = client({ leaseMs: Number.POSITIVE_INFINITY });

@@ -1,0 +1,312 @@
+import { connect, createServer, type Socket } from 'node:net';
+
+export interface FaultProxyOptions {
+  /** Where to forward: `'host:port'` or a URL such as `http://127.0.0.1:8000` or `redis://127.0.0.1:6379`. */
+  target: string;
+  /** Port to listen on. Default: a free port. */
+  port?: number;
+  /** Interface to listen on. Default: `127.0.0.1`. */
+  host?: string;
+}
+
+export interface FaultProxyStats {
+  /** Connections accepted since the proxy started. */
+  connections: number;
+  /** Connections open right now. */
+  active: number;
+  /** Bytes received from clients (forwarded or not). */
+  bytesUp: number;
+  /** Bytes received from the target (forwarded or not). */
+  bytesDown: number;
+}
+
+export interface FaultProxy {
+  /** Where clients should connect: the target with host and port replaced (same scheme and path), or `host:port`. */
+  endpoint: string;
+  host: string;
+  port: number;
+  /** Delays every chunk, in both directions, by `ms` (order preserved). Applies to chunks received from now on. */
+  latency(ms: number): void;
+  /** Resets (TCP RST) every open connection now. */
+  reset(): void;
+  /** The next `n` (default 1) new connections are reset when the client sends its first bytes, before they reach the target. */
+  resetNext(n?: number): void;
+  /**
+   * "Request applied, response lost": client bytes still reach the target, but once a connection has
+   * passed `afterBytes` (default 0) response bytes since the fault was switched on, the rest are
+   * swallowed and the client connection is reset. `false` switches it off.
+   */
+  dropResponses(on: boolean | { afterBytes?: number }): void;
+  /**
+   * Accepts connections but never answers: nothing is forwarded in either direction. Switching it
+   * off resets the connections that lost bytes to it, so their clients reconnect instead of waiting forever.
+   */
+  blackhole(on: boolean): void;
+  /** Switches every fault off (latency 0, no pending resets, no dropping, no blackhole). */
+  clear(): void;
+  /** A snapshot of the traffic counters. */
+  readonly stats: FaultProxyStats;
+  /** Stops listening and destroys every connection. */
+  close(): Promise<void>;
+}
+
+/** What a lane delivers to its destination: data, end-of-stream, or "reset the connection now". */
+type LaneItem = Buffer | 'end' | 'reset';
+
+/** One direction of a connection: a FIFO whose items are delivered no earlier than their due time. */
+class Lane {
+  private readonly queue: { item: LaneItem; due: number }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly delay: () => number,
+    private readonly deliver: (item: LaneItem) => void,
+  ) {}
+
+  push(item: LaneItem): void {
+    this.queue.push({ item, due: Date.now() + this.delay() });
+    this.flush();
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.queue.length = 0;
+  }
+
+  private flush(): void {
+    if (this.timer) return;
+    while (this.queue.length > 0) {
+      const head = this.queue[0]!;
+      const wait = head.due - Date.now();
+      if (wait > 0) {
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          this.flush();
+        }, wait);
+        return;
+      }
+      this.queue.shift();
+      this.deliver(head.item);
+    }
+  }
+}
+
+interface Link {
+  client: Socket;
+  upstream: Socket | undefined;
+  up: Lane;
+  down: Lane;
+  /** Response bytes received on this link. */
+  downBytes: number;
+  /** `downBytes` when dropResponses was switched on (response bytes before that do not count). */
+  dropBase: number;
+  /** The response was cut: swallow the rest until the pending reset happens. */
+  dropping: boolean;
+  resetOnFirstData: boolean;
+  /** Accepted during a blackhole (never connected upstream), or lost bytes to one. */
+  blackholed: boolean;
+}
+
+/** Parses the target into where to connect and how to present the proxy's own address. */
+function parseTarget(target: string): {
+  host: string;
+  port: number;
+  endpointFor: (host: string, port: number) => string;
+} {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
+    const url = new URL(target);
+    const defaults: Record<string, number> = { 'http:': 80, 'https:': 443, 'redis:': 6379, 'rediss:': 6380 };
+    const port = url.port ? Number(url.port) : defaults[url.protocol];
+    if (!port) throw new Error(`faultProxy: target "${target}" has no port`);
+    // URL keeps IPv6 hosts in brackets; net.connect wants them bare.
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    const hadPath = /^[a-z][a-z0-9+.-]*:\/\/[^/]*\/./i.test(target) || target.endsWith('/');
+    return {
+      host,
+      port,
+      endpointFor: (h, p) => {
+        const out = new URL(target);
+        out.hostname = h.includes(':') ? `[${h}]` : h;
+        out.port = String(p);
+        const text = out.toString();
+        return hadPath ? text : text.replace(/\/$/, '');
+      },
+    };
+  }
+  const colon = target.lastIndexOf(':');
+  const port = Number(target.slice(colon + 1));
+  if (colon <= 0 || !Number.isInteger(port) || port <= 0 || port > 65_535) {
+    throw new Error(`faultProxy: target must be "host:port" or a URL, got "${target}"`);
+  }
+  return {
+    host: target.slice(0, colon).replace(/^\[(.*)\]$/, '$1'),
+    port,
+    endpointFor: (h, p) => `${h.includes(':') ? `[${h}]` : h}:${p}`,
+  };
+}
+
+/** Closes a socket, with a TCP RST when `reset` so the peer sees ECONNRESET rather than a clean end. */
+function kill(socket: Socket | undefined, reset: boolean): void {
+  if (!socket || socket.destroyed) return;
+  if (reset) {
+    try {
+      socket.resetAndDestroy();
+      return;
+    } catch {
+      // no TCP handle (yet): fall back to a plain destroy
+    }
+  }
+  socket.destroy();
+}
+
+/**
+ * A TCP proxy that injects network faults between a client and a backend (DynamoDB Local, Redis,
+ * the S3 server): latency, connection resets, lost responses, and a blackhole. It works below the
+ * protocol, so it can simulate faults the backends cannot produce themselves.
+ */
+export async function faultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
+  const target = parseTarget(options.target);
+  const listenHost = options.host ?? '127.0.0.1';
+  const links = new Set<Link>();
+  const counters = { connections: 0, bytesUp: 0, bytesDown: 0 };
+  const faults = {
+    latencyMs: 0,
+    resetNext: 0,
+    drop: undefined as { afterBytes: number } | undefined,
+    blackhole: false,
+  };
+  const delay = () => faults.latencyMs;
+
+  const destroyLink = (link: Link, reset: boolean) => {
+    link.up.cancel();
+    link.down.cancel();
+    kill(link.client, reset);
+    kill(link.upstream, reset);
+    links.delete(link);
+  };
+
+  /** Delivers a lane item to one side; writes with backpressure (the other side pauses while this one is full). */
+  const deliver = (link: Link, direction: 'up' | 'down', item: LaneItem) => {
+    if (item === 'reset') return destroyLink(link, true);
+    const [source, dest] = direction === 'up' ? [link.client, link.upstream] : [link.upstream, link.client];
+    if (!dest || dest.destroyed) return;
+    if (item === 'end') return void dest.end();
+    if (!dest.write(item) && source && !source.isPaused()) {
+      source.pause();
+      dest.once('drain', () => source.resume());
+    }
+  };
+
+  const server = createServer({ allowHalfOpen: true }, (client) => {
+    counters.connections++;
+    const link: Link = {
+      client,
+      upstream: undefined,
+      up: new Lane(delay, (item) => deliver(link, 'up', item)),
+      down: new Lane(delay, (item) => deliver(link, 'down', item)),
+      downBytes: 0,
+      dropBase: 0,
+      dropping: false,
+      resetOnFirstData: faults.resetNext > 0,
+      blackholed: faults.blackhole,
+    };
+    if (link.resetOnFirstData) faults.resetNext--;
+    links.add(link);
+
+    client.on('error', () => destroyLink(link, true));
+    client.on('close', () => destroyLink(link, false));
+    client.on('data', (chunk: Buffer) => {
+      counters.bytesUp += chunk.length;
+      if (link.resetOnFirstData) return destroyLink(link, true);
+      if (link.blackholed || faults.blackhole) {
+        link.blackholed = true;
+        return;
+      }
+      link.up.push(chunk);
+    });
+    client.on('end', () => {
+      if (!link.blackholed) link.up.push('end');
+    });
+    if (link.blackholed) return; // accept, never connect, never answer
+
+    const upstream = connect({ host: target.host, port: target.port, allowHalfOpen: true });
+    link.upstream = upstream;
+    // The target failing (refused, reset) is passed on to the client as a reset.
+    upstream.on('error', () => destroyLink(link, true));
+    upstream.on('close', (hadError) => {
+      if (hadError) destroyLink(link, true);
+    });
+    upstream.on('end', () => link.down.push('end'));
+    upstream.on('data', (chunk: Buffer) => {
+      counters.bytesDown += chunk.length;
+      const before = link.downBytes - link.dropBase;
+      link.downBytes += chunk.length;
+      if (link.dropping) return;
+      if (faults.blackhole) {
+        link.blackholed = true;
+        return;
+      }
+      if (faults.drop) {
+        const allowed = Math.max(0, faults.drop.afterBytes - before);
+        if (allowed < chunk.length) {
+          link.dropping = true;
+          if (allowed > 0) link.down.push(chunk.subarray(0, allowed));
+          link.down.push('reset'); // after the allowed bytes, so latency keeps its order
+          return;
+        }
+      }
+      link.down.push(chunk);
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port: options.port ?? 0, host: listenHost }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+
+  const proxy: FaultProxy = {
+    endpoint: target.endpointFor(listenHost, port),
+    host: listenHost,
+    port,
+    latency(ms) {
+      if (!(ms >= 0)) throw new Error(`faultProxy.latency: expected milliseconds >= 0, got ${ms}`);
+      faults.latencyMs = ms;
+    },
+    reset() {
+      for (const link of [...links]) destroyLink(link, true);
+    },
+    resetNext(n = 1) {
+      faults.resetNext = n;
+    },
+    dropResponses(on) {
+      faults.drop = on === false ? undefined : { afterBytes: on === true ? 0 : (on.afterBytes ?? 0) };
+      for (const link of links) link.dropBase = link.downBytes;
+    },
+    blackhole(on) {
+      faults.blackhole = on;
+      if (!on) for (const link of [...links]) if (link.blackholed) destroyLink(link, true);
+    },
+    clear() {
+      faults.latencyMs = 0;
+      faults.resetNext = 0;
+      faults.drop = undefined;
+      proxy.blackhole(false);
+    },
+    get stats() {
+      return { ...counters, active: links.size };
+    },
+    close() {
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        proxy.reset();
+      });
+    },
+  };
+  return proxy;
+}

@@ -1,0 +1,47 @@
+import type { IncomingMessage } from 'node:http';
+import type { Bucket, BucketStore } from './bucket-store.js';
+import type { Route } from './routes.js';
+import { xmlDocument } from './xml.js';
+
+/** Server-wide settings the handlers consult. */
+export interface HandlerConfig {
+  readonly region: string;
+  readonly conditionalWrites: boolean;
+  readonly maxObjectSize: number;
+}
+
+/** One request on its way through a handler. */
+export interface RequestContext {
+  readonly req: IncomingMessage;
+  readonly route: Route;
+  readonly store: BucketStore;
+  readonly config: HandlerConfig;
+  /**
+   * The bucket and the key's change sequence as they were when the request arrived, before its body
+   * was read. A conditional write commits only if neither changed meanwhile.
+   */
+  readonly arrival: { readonly bucket: Bucket | undefined; readonly version: number };
+}
+
+/** What a handler produces; the server writes it out (or, under a fault, drops it). */
+export interface S3Response {
+  status: number;
+  headers?: Record<string, string | number>;
+  body?: Buffer | string;
+}
+
+export type Handler = (ctx: RequestContext) => Promise<S3Response>;
+
+/** Route fields a handler for an object/bucket operation can rely on. */
+export function bucketName(ctx: RequestContext): string {
+  return ctx.route.bucket ?? '';
+}
+
+export function objectKey(ctx: RequestContext): string {
+  return ctx.route.key ?? '';
+}
+
+/** A successful XML answer (listings, DeleteObjects results). */
+export function xmlResponse(root: string, status = 200): S3Response {
+  return { status, headers: { 'content-type': 'application/xml' }, body: xmlDocument(root) };
+}

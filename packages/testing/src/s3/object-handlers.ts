@@ -1,0 +1,290 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Bucket, StoredObject } from './bucket-store.js';
+import { checksumHeader, md5Hex } from './checksums.js';
+import {
+  etagMatches,
+  evaluateReadConditions,
+  evaluateWriteConditions,
+  parseEtagList,
+  parseWriteConditions,
+} from './conditions.js';
+import { bucketName, objectKey, type RequestContext, type S3Response, xmlResponse } from './context.js';
+import { defaultMessage, type S3ErrorCode, s3Error } from './errors.js';
+import { header } from './headers.js';
+import { planPayload, readPayload } from './payload.js';
+import { MAX_KEY_BYTES } from './routes.js';
+import { childrenNamed, childText, parseXml, type XmlNode, xmlElement, xmlRoot } from './xml.js';
+
+const STANDARD_HEADERS = ['cache-control', 'content-disposition', 'content-language', 'expires'] as const;
+/** S3's limit on the user metadata of one object (names plus values). */
+const MAX_METADATA_BYTES = 2048;
+/** DeleteObjects takes at most 1000 keys; 1000 keys of 1024 bytes plus markup fit well under this. */
+const MAX_DELETE_BODY = 4 * 1024 * 1024;
+
+export async function putObject(ctx: RequestContext): Promise<S3Response> {
+  const { req, config } = ctx;
+  const name = bucketName(ctx);
+  const key = objectKey(ctx);
+  ctx.store.require(name); // answer NoSuchBucket before taking any body
+  const conditions = config.conditionalWrites ? parseWriteConditions('PutObject', req.headers) : undefined;
+  const plan = planPayload(req.headers, config.maxObjectSize);
+  if (
+    !plan.chunked &&
+    header(req.headers, 'content-length') === undefined &&
+    !req.headers['transfer-encoding']
+  ) {
+    throw s3Error('MissingContentLength');
+  }
+  const metadata = userMetadata(req.headers);
+  const standardHeaders = storedStandardHeaders(req.headers);
+
+  const payload = await readPayload(req, plan, config.maxObjectSize);
+
+  // Commit. Nothing below awaits, so checking the preconditions and storing the object is one atomic
+  // step with respect to every other request.
+  const bucket = ctx.store.require(name);
+  if (conditions) {
+    assertNoConflict(ctx, bucket, key);
+    evaluateWriteConditions(conditions, bucket.get(key), { bucket: name, key });
+  }
+  const object: StoredObject = {
+    key,
+    body: payload.body,
+    etag: `"${md5Hex(payload.body)}"`,
+    lastModified: new Date(),
+    contentType: header(req.headers, 'content-type') ?? 'binary/octet-stream',
+    metadata,
+    standardHeaders,
+    ...(payload.checksum ? { checksum: payload.checksum } : {}),
+  };
+  bucket.put(object);
+  const headers: Record<string, string> = { etag: object.etag };
+  if (object.checksum) {
+    headers[checksumHeader(object.checksum.algorithm)] = object.checksum.value;
+    headers['x-amz-checksum-type'] = 'FULL_OBJECT';
+  }
+  return { status: 200, headers };
+}
+
+export async function getObject(ctx: RequestContext): Promise<S3Response> {
+  return readObject(ctx, true);
+}
+
+export async function headObject(ctx: RequestContext): Promise<S3Response> {
+  return readObject(ctx, false);
+}
+
+async function readObject(ctx: RequestContext, withBody: boolean): Promise<S3Response> {
+  const { headers: h } = ctx.req;
+  const bucket = ctx.store.require(bucketName(ctx));
+  const key = objectKey(ctx);
+  const object = bucket.get(key);
+  if (!object) throw s3Error('NoSuchKey', { key });
+  evaluateReadConditions(h, object);
+
+  const size = object.body.length;
+  const range = parseRange(header(h, 'range'), size);
+  const headers: Record<string, string | number> = {
+    'content-type': object.contentType,
+    etag: object.etag,
+    'last-modified': object.lastModified.toUTCString(),
+    'accept-ranges': 'bytes',
+    ...object.standardHeaders,
+  };
+  for (const [name, value] of Object.entries(object.metadata)) headers[`x-amz-meta-${name}`] = value;
+  // The stored checksum covers the whole object, so it is only offered for whole-object reads.
+  if (object.checksum && !range && header(h, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED') {
+    headers[checksumHeader(object.checksum.algorithm)] = object.checksum.value;
+    headers['x-amz-checksum-type'] = 'FULL_OBJECT';
+  }
+  for (const [param, name] of RESPONSE_OVERRIDES) {
+    const value = ctx.route.query.get(param);
+    if (value !== null) headers[name] = value;
+  }
+  let body = object.body;
+  let status = 200;
+  if (range) {
+    body = object.body.subarray(range.start, range.end + 1);
+    status = 206;
+    headers['content-range'] = `bytes ${range.start}-${range.end}/${size}`;
+  }
+  headers['content-length'] = body.length;
+  return withBody ? { status, headers, body } : { status, headers };
+}
+
+const RESPONSE_OVERRIDES = [
+  ['response-content-type', 'content-type'],
+  ['response-content-language', 'content-language'],
+  ['response-expires', 'expires'],
+  ['response-cache-control', 'cache-control'],
+  ['response-content-disposition', 'content-disposition'],
+  ['response-content-encoding', 'content-encoding'],
+] as const;
+
+/**
+ * A single `bytes=` range. Syntactically invalid or multi-range headers are ignored (the whole object
+ * is returned, as RFC 7233 allows); a range starting past the end answers 416 InvalidRange.
+ */
+function parseRange(value: string | undefined, size: number): { start: number; end: number } | undefined {
+  if (value === undefined) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(value.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0) throw invalidRange(size);
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+    if (m[2] !== '' && Number(m[2]) < start) return undefined;
+  }
+  if (start >= size) throw invalidRange(size);
+  return { start, end };
+}
+
+function invalidRange(size: number) {
+  return s3Error('InvalidRange', {
+    headers: { 'content-range': `bytes */${size}` },
+    extra: { ActualObjectSize: String(size) },
+  });
+}
+
+export async function deleteObject(ctx: RequestContext): Promise<S3Response> {
+  const { req, config } = ctx;
+  const name = bucketName(ctx);
+  const key = objectKey(ctx);
+  const bucket = ctx.store.require(name);
+  const conditions = config.conditionalWrites ? parseWriteConditions('DeleteObject', req.headers) : undefined;
+  if (conditions) {
+    assertNoConflict(ctx, bucket, key);
+    evaluateWriteConditions(conditions, bucket.get(key), { bucket: name, key });
+  }
+  // Deleting a key that does not exist succeeds, as on S3 (unless If-Match asked for it to exist).
+  bucket.delete(key);
+  return { status: 204 };
+}
+
+/**
+ * A conditional write must not commit when another write to the same key committed after this request
+ * arrived: its preconditions were judged against a state that is gone. S3 reports that as 409
+ * ConditionalRequestConflict, so two overlapping conditional writes can never both succeed.
+ */
+function assertNoConflict(ctx: RequestContext, bucket: Bucket, key: string): void {
+  if (bucket !== ctx.arrival.bucket || bucket.version(key) !== ctx.arrival.version) {
+    throw s3Error('ConditionalRequestConflict', { key });
+  }
+}
+
+interface DeleteEntry {
+  key: string;
+  etag?: string;
+  versionId?: string;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+export async function deleteObjects(ctx: RequestContext): Promise<S3Response> {
+  const { req, config } = ctx;
+  const name = bucketName(ctx);
+  ctx.store.require(name);
+  const plan = planPayload(req.headers, MAX_DELETE_BODY);
+  if (plan.contentMd5 === undefined && plan.checksumAlgorithm === undefined) {
+    throw s3Error('InvalidRequest', {
+      message: 'Missing required header for this request: Content-MD5 or an x-amz-checksum-* header.',
+    });
+  }
+  const { body } = await readPayload(req, plan, MAX_DELETE_BODY);
+  const entries = parseDeleteRequest(body);
+
+  const bucket = ctx.store.require(name);
+  const results: string[] = [];
+  for (const entry of entries.objects) {
+    const code = deleteOne(bucket, entry, config.conditionalWrites);
+    if (code) {
+      results.push(
+        xmlElement('Error', [
+          xmlElement('Key', entry.key),
+          xmlElement('Code', code),
+          xmlElement('Message', defaultMessage(code)),
+        ]),
+      );
+    } else if (!entries.quiet) {
+      results.push(xmlElement('Deleted', [xmlElement('Key', entry.key)]));
+    }
+  }
+  return xmlResponse(xmlRoot('DeleteResult', results));
+}
+
+/** Deletes one entry of a DeleteObjects request; returns the per-key error code, if any. */
+function deleteOne(bucket: Bucket, entry: DeleteEntry, conditionalWrites: boolean): S3ErrorCode | undefined {
+  if (entry.key === '') return 'InvalidArgument';
+  if (Buffer.byteLength(entry.key, 'utf8') > MAX_KEY_BYTES) return 'KeyTooLongError';
+  if (entry.versionId !== undefined && entry.versionId !== 'null') return 'NoSuchVersion';
+  if (conditionalWrites && entry.etag !== undefined) {
+    const current = bucket.get(entry.key);
+    if (!current) return 'NoSuchKey';
+    if (!etagMatches(parseEtagList(entry.etag), current)) return 'PreconditionFailed';
+  }
+  bucket.delete(entry.key);
+  return undefined;
+}
+
+function parseDeleteRequest(body: Buffer): { quiet: boolean; objects: DeleteEntry[] } {
+  let root: XmlNode;
+  try {
+    root = parseXml(utf8.decode(body));
+  } catch {
+    throw s3Error('MalformedXML');
+  }
+  if (root.local !== 'Delete') throw s3Error('MalformedXML');
+  const nodes = childrenNamed(root, 'Object');
+  if (nodes.length === 0 || nodes.length > 1000) throw s3Error('MalformedXML');
+  const objects = nodes.map((node): DeleteEntry => {
+    const key = childText(node, 'Key');
+    if (key === undefined) throw s3Error('MalformedXML');
+    const etag = childText(node, 'ETag');
+    const versionId = childText(node, 'VersionId');
+    return {
+      key,
+      ...(etag !== undefined ? { etag } : {}),
+      ...(versionId !== undefined ? { versionId } : {}),
+    };
+  });
+  const quiet = childText(root, 'Quiet')?.trim().toLowerCase() === 'true';
+  return { quiet, objects };
+}
+
+function userMetadata(headers: IncomingHttpHeaders): Record<string, string> {
+  const metadata: Record<string, string> = {};
+  let size = 0;
+  for (const [name, value] of Object.entries(headers)) {
+    if (!name.startsWith('x-amz-meta-') || value === undefined) continue;
+    const text = Array.isArray(value) ? value.join(',') : value;
+    const short = name.slice('x-amz-meta-'.length);
+    metadata[short] = text;
+    size += Buffer.byteLength(short) + Buffer.byteLength(text);
+  }
+  if (size > MAX_METADATA_BYTES) {
+    throw s3Error('MetadataTooLarge', { extra: { MaxSizeAllowed: String(MAX_METADATA_BYTES) } });
+  }
+  return metadata;
+}
+
+function storedStandardHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const stored: Record<string, string> = {};
+  for (const name of STANDARD_HEADERS) {
+    const value = header(headers, name);
+    if (value !== undefined) stored[name] = value;
+  }
+  // aws-chunked describes the transfer, not the object; any other coding is the object's own.
+  const encoding = (header(headers, 'content-encoding') ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '' && e.toLowerCase() !== 'aws-chunked')
+    .join(',');
+  if (encoding !== '') stored['content-encoding'] = encoding;
+  return stored;
+}

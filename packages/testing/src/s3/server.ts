@@ -1,0 +1,315 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { ClientGoneError } from './body.js';
+import {
+  createBucket,
+  deleteBucket,
+  getBucketLocation,
+  headBucket,
+  listBuckets,
+  listObjects,
+  listObjectsV2,
+} from './bucket-handlers.js';
+import { BucketStore, isValidBucketName } from './bucket-store.js';
+import type { Handler, HandlerConfig, RequestContext, S3Response } from './context.js';
+import { errorXml, S3Error, s3Error } from './errors.js';
+import { type FaultPlan, type S3FaultKind, S3Faults } from './faults.js';
+import { deleteObject, deleteObjects, getObject, headObject, putObject } from './object-handlers.js';
+import { routeRequest, type S3Operation } from './routes.js';
+
+export type {
+  FaultPlan,
+  LatencyOptions,
+  S3FaultHandle,
+  S3FaultKind,
+  S3FaultMatcher,
+} from './faults.js';
+export type { S3Operation } from './routes.js';
+export { S3Faults };
+
+export interface S3ServerOptions {
+  /** TCP port; 0 (the default) picks a free one. */
+  port?: number;
+  /** Interface to listen on. Default `127.0.0.1`. */
+  host?: string;
+  /** A bucket to create at start; exposed as `server.bucket`. */
+  bucket?: string;
+  /**
+   * Default true. `false` imitates an S3-compatible store without conditional-write support:
+   * If-Match / If-None-Match on PutObject and DeleteObject (and ETag in DeleteObjects) are ignored and
+   * every write is applied unconditionally. Conditional GET/HEAD keep working.
+   */
+  conditionalWrites?: boolean;
+  /** Region reported by HeadBucket / GetBucketLocation and accepted as LocationConstraint. Default `us-east-1`. */
+  region?: string;
+  /** Largest object body accepted; bigger uploads get 400 EntityTooLarge. Default 50 MiB. */
+  maxObjectSize?: number;
+}
+
+export interface S3RequestLogEntry {
+  readonly op: S3Operation;
+  readonly method: string;
+  readonly bucket?: string;
+  readonly key?: string;
+  /**
+   * The HTTP status the server answered with. With `fault: 'dropResponseAfterApply'` it is the status
+   * that was decided but never delivered; 0 when no answer was produced at all (`resetBeforeApply`, or
+   * a client that disconnected mid-request).
+   */
+  readonly status: number;
+  /** The fault that fired on this request, if any (latency is not recorded). */
+  readonly fault?: Exclude<S3FaultKind, 'latency'>;
+}
+
+/** Settings that point an `S3Client` (AWS SDK v3) at this server: `new S3Client(server.clientConfig())`. */
+export interface S3ClientSettings {
+  endpoint: string;
+  region: string;
+  forcePathStyle: true;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+}
+
+export interface S3Server {
+  /** `http://host:port`, for path-style clients. */
+  readonly endpoint: string;
+  readonly host: string;
+  readonly port: number;
+  readonly region: string;
+  /** The bucket created at start, when `options.bucket` was given. */
+  readonly bucket: string | undefined;
+  /** Fault injection; see {@link S3Faults}. */
+  readonly faults: S3Faults;
+  /** One entry per finished request, in completion order. */
+  readonly requestLog: readonly S3RequestLogEntry[];
+  resetRequestLog(): void;
+  clientConfig(): S3ClientSettings;
+  /** Closes the listener and every open connection. Idempotent. */
+  stop(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+const HANDLERS: Record<Exclude<S3Operation, 'Unsupported'>, Handler> = {
+  ListBuckets: listBuckets,
+  CreateBucket: createBucket,
+  HeadBucket: headBucket,
+  DeleteBucket: deleteBucket,
+  GetBucketLocation: getBucketLocation,
+  ListObjects: listObjects,
+  ListObjectsV2: listObjectsV2,
+  DeleteObjects: deleteObjects,
+  PutObject: putObject,
+  GetObject: getObject,
+  HeadObject: headObject,
+  DeleteObject: deleteObject,
+};
+
+/**
+ * Starts an in-memory, S3-compatible HTTP server for tests: path-style requests, conditional writes
+ * with S3's status codes, and fault injection. Any credentials are accepted; signatures are not checked.
+ */
+export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Server> {
+  const host = options.host ?? '127.0.0.1';
+  const region = options.region ?? 'us-east-1';
+  const config: HandlerConfig = {
+    region,
+    conditionalWrites: options.conditionalWrites ?? true,
+    maxObjectSize: options.maxObjectSize ?? 50 * 1024 * 1024,
+  };
+  const store = new BucketStore();
+  if (options.bucket !== undefined) {
+    if (!isValidBucketName(options.bucket)) throw new Error(`invalid S3 bucket name: ${options.bucket}`);
+    store.create(options.bucket);
+  }
+  const faults = new S3Faults();
+  const requestLog: S3RequestLogEntry[] = [];
+  const stopping = new AbortController();
+
+  const server = createServer((req, res) => {
+    handleRequest({ store, config, faults, requestLog, signal: stopping.signal }, req, res).catch(() => {
+      // handleRequest answers every failure itself; this only guards against a rejection escaping.
+      req.socket.destroy();
+    });
+  });
+  // Long enough that a test never races the server closing an idle keep-alive connection.
+  server.keepAliveTimeout = 30_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= new Promise<void>((resolve) => {
+      stopping.abort();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    return stopped;
+  };
+
+  return {
+    endpoint,
+    host,
+    port,
+    region,
+    bucket: options.bucket,
+    faults,
+    requestLog,
+    resetRequestLog: () => {
+      requestLog.length = 0;
+    },
+    clientConfig: () => ({
+      endpoint,
+      region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'latch-testing', secretAccessKey: 'latch-testing' },
+    }),
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
+
+interface ServerState {
+  store: BucketStore;
+  config: HandlerConfig;
+  faults: S3Faults;
+  requestLog: S3RequestLogEntry[];
+  signal: AbortSignal;
+}
+
+async function handleRequest(state: ServerState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const method = req.method ?? 'GET';
+  const requestId = nextRequestId();
+  const route = routeRequest(method, req.url ?? '/', req.headers['x-amz-copy-source'] !== undefined);
+  const log = (status: number, fault?: Exclude<S3FaultKind, 'latency'>) => {
+    state.requestLog.push({
+      op: route.op,
+      method,
+      ...(route.bucket !== undefined ? { bucket: route.bucket } : {}),
+      ...(route.key !== undefined ? { key: route.key } : {}),
+      status,
+      ...(fault ? { fault } : {}),
+    });
+  };
+
+  let plan: FaultPlan = { delayBeforeMs: 0, delayAfterMs: 0 };
+  let response: S3Response;
+  try {
+    // Captured before anything asynchronous happens: the state this request's preconditions refer to.
+    const bucket = route.bucket !== undefined ? state.store.get(route.bucket) : undefined;
+    const arrival = { bucket, version: bucket && route.key !== undefined ? bucket.version(route.key) : 0 };
+    plan = state.faults.planFor({
+      op: route.op,
+      ...(route.bucket !== undefined ? { bucket: route.bucket } : {}),
+      ...(route.key !== undefined ? { key: route.key } : {}),
+    });
+    if (plan.delayBeforeMs > 0) await sleep(plan.delayBeforeMs, state.signal);
+    if (plan.action === 'resetBeforeApply') {
+      reset(req);
+      log(0, plan.action);
+      return;
+    }
+    if (plan.action === 'slowDown' || plan.action === 'internalError') {
+      response = errorResponse(
+        s3Error(plan.action === 'slowDown' ? 'SlowDown' : 'InternalError'),
+        method,
+        requestId,
+      );
+    } else if (route.error) {
+      response = errorResponse(route.error, method, requestId);
+    } else {
+      const ctx: RequestContext = { req, route, store: state.store, config: state.config, arrival };
+      response = await HANDLERS[route.op as Exclude<S3Operation, 'Unsupported'>](ctx);
+    }
+  } catch (err) {
+    if (err instanceof ClientGoneError) {
+      reset(req);
+      log(0);
+      return;
+    }
+    // Anything that is not an S3 error is a bug in this server: answer 500 rather than crash.
+    response = errorResponse(err instanceof S3Error ? err : internalError(err), method, requestId);
+  }
+
+  if (plan.delayAfterMs > 0) await sleep(plan.delayAfterMs, state.signal);
+  if (plan.action === 'dropResponseAfterApply') {
+    reset(req);
+    log(response.status, plan.action);
+    return;
+  }
+  log(send(res, response, requestId, method), plan.action);
+}
+
+function internalError(err: unknown): S3Error {
+  const detail = err instanceof Error ? err.message : String(err);
+  return s3Error('InternalError', {
+    message: `We encountered an internal error. Please try again. (${detail})`,
+  });
+}
+
+function errorResponse(error: S3Error, method: string, requestId: string): S3Response {
+  const headers: Record<string, string> = { ...error.details.headers };
+  if (error.details.closeConnection) headers.connection = 'close';
+  // HEAD answers and 304 never carry a body; clients go by the status code alone, as with S3.
+  if (method === 'HEAD' || error.status === 304) return { status: error.status, headers };
+  headers['content-type'] = 'application/xml';
+  return { status: error.status, headers, body: errorXml(error, requestId, hostId()) };
+}
+
+/** Writes the response; returns the status actually sent (0 when the connection is already gone). */
+function send(res: ServerResponse, response: S3Response, requestId: string, method: string): number {
+  if (res.headersSent || res.destroyed) return 0;
+  const headers: Record<string, string | number> = {
+    ...response.headers,
+    'x-amz-request-id': requestId,
+    'x-amz-id-2': hostId(),
+    server: 'LatchS3',
+  };
+  if (response.body !== undefined && headers['content-length'] === undefined) {
+    headers['content-length'] = Buffer.byteLength(response.body);
+  }
+  try {
+    res.writeHead(response.status, headers);
+  } catch (err) {
+    // e.g. a header value Node refuses to send (a response-* override with characters outside latin1).
+    const fallback = errorResponse(internalError(err), method, requestId);
+    res.writeHead(fallback.status, { ...fallback.headers, 'x-amz-request-id': requestId });
+    res.end(fallback.body);
+    return fallback.status;
+  }
+  res.end(response.body);
+  return response.status;
+}
+
+// Request ids: a random per-process prefix and a counter. Unique, and far cheaper than drawing random
+// bytes for every request.
+const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
+let requestCounter = 0;
+function nextRequestId(): string {
+  requestCounter = (requestCounter + 1) % 0x100000000;
+  return ID_PREFIX + requestCounter.toString(16).toUpperCase().padStart(8, '0');
+}
+
+const HOST_ID = randomBytes(24).toString('base64');
+function hostId(): string {
+  return HOST_ID;
+}
+
+/** Drops the connection with a TCP reset, which clients see as ECONNRESET. */
+function reset(req: IncomingMessage): void {
+  const socket = req.socket;
+  if (typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+  else socket.destroy();
+}
+
+async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  await delay(ms, undefined, { signal }).catch(() => undefined);
+}

@@ -1,0 +1,126 @@
+import { Agent, request } from 'node:http';
+import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { expect } from 'vitest';
+import type { S3Server } from '../src/s3/server.js';
+
+/** A real AWS SDK v3 client pointed at the test server. */
+export function s3Client(server: S3Server, overrides: Partial<S3ClientConfig> = {}): S3Client {
+  return new S3Client({ ...server.clientConfig(), ...overrides });
+}
+
+/** The error an SDK call rejected with; fails the test when it resolved. */
+export async function sdkError(
+  promise: Promise<unknown>,
+): Promise<Error & { $metadata?: { httpStatusCode?: number }; Code?: string }> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as Error & { $metadata?: { httpStatusCode?: number } };
+  }
+  throw new Error('expected the S3 call to fail, but it succeeded');
+}
+
+/** Asserts an SDK call fails with the given error name and HTTP status. */
+export async function expectS3Error(promise: Promise<unknown>, name: string, status: number): Promise<void> {
+  const err = await sdkError(promise);
+  expect({ name: err.name, status: err.$metadata?.httpStatusCode }).toEqual({ name, status });
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  /** `<Code>` of an S3 error document, if the body is one. */
+  code: string | undefined;
+}
+
+export interface RawRequest {
+  method: string;
+  /** Sent verbatim as the request target, so malformed escapes reach the server untouched. */
+  path: string;
+  headers?: Record<string, string | number>;
+  body?: string | Buffer;
+  timeoutMs?: number;
+}
+
+/** One plain HTTP request; rejects (never hangs) after `timeoutMs`. */
+export function rawRequest(server: S3Server, req: RawRequest): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const r = request(
+      {
+        host: server.host,
+        port: server.port,
+        method: req.method,
+        path: req.path,
+        headers: req.headers,
+        agent: false,
+        timeout: req.timeoutMs ?? 5000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body,
+            code: /<Code>([^<]*)<\/Code>/.exec(body)?.[1],
+          });
+        });
+        res.on('error', reject);
+      },
+    );
+    r.on('timeout', () => r.destroy(new Error(`no answer within ${req.timeoutMs ?? 5000} ms`)));
+    r.on('error', reject);
+    r.end(req.body);
+  });
+}
+
+export async function bodyText(body: { transformToString(): Promise<string> } | undefined): Promise<string> {
+  if (!body) throw new Error('response has no body');
+  return body.transformToString();
+}
+
+/**
+ * Stores many small objects (body = key) over plain keep-alive HTTP. Several times faster than the SDK,
+ * which keeps fixture setup for the big listing tests short; the behaviour under test is exercised
+ * through the SDK separately.
+ */
+export async function putManyRaw(server: S3Server, bucket: string, keys: readonly string[]): Promise<void> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+  const queue = [...keys];
+  const putOne = (key: string) =>
+    new Promise<void>((resolve, reject) => {
+      const path = `/${bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
+      const body = Buffer.from(key);
+      const r = request(
+        {
+          host: server.host,
+          port: server.port,
+          method: 'PUT',
+          path,
+          agent,
+          headers: { 'content-length': body.length },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () =>
+            res.statusCode === 200 ? resolve() : reject(new Error(`PUT ${key}: ${res.statusCode}`)),
+          );
+        },
+      );
+      r.setTimeout(5000, () => r.destroy(new Error(`PUT ${key} timed out`)));
+      r.on('error', reject);
+      r.end(body);
+    });
+  try {
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        for (let key = queue.shift(); key !== undefined; key = queue.shift()) await putOne(key);
+      }),
+    );
+  } finally {
+    agent.destroy();
+  }
+}
