@@ -58,6 +58,13 @@ export interface AcquireOptions {
   context?: string;
   /** Called once if the lease is lost (the lock's signal aborts at the same moment). */
   onLost?: (error: LockLostError) => void;
+  /**
+   * Keeps the lock held at least this long after acquiring, even when released sooner: the
+   * release then shortens the lease to end at that point instead of freeing the lock.
+   * For scheduled jobs every replica fires: a replica whose clock is a little late finds the
+   * lock still held and skips, instead of running the job a second time.
+   */
+  lockAtLeastMs?: number;
 }
 
 /** What `inspect` reports about a key. */
@@ -322,10 +329,12 @@ export class LockClient implements LockHost {
     if (options.onLost !== undefined && typeof options.onLost !== 'function') {
       throw new LockConfigError(`onLost must be a function, got ${describe(options.onLost)}.`);
     }
+    const lockAtLeastMs =
+      options.lockAtLeastMs === undefined ? undefined : checkDuration('lockAtLeastMs', options.lockAtLeastMs);
     const terms: LeaseTerms = { leaseMs, context };
     const request: { contender: Contender; settings: LockSettings; signal?: AbortSignal } = {
       contender: { lockId: randomUUID(), terms },
-      settings: { leaseMs, heartbeatMs, onLost: options.onLost },
+      settings: { leaseMs, heartbeatMs, onLost: options.onLost, lockAtLeastMs },
     };
     if (signal) request.signal = signal;
     return request;

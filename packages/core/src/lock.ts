@@ -19,6 +19,8 @@ export interface LockSettings {
   /** Renewal interval, or false for none. */
   heartbeatMs: number | false;
   onLost?: ((error: LockLostError) => void) | undefined;
+  /** Keep the lock held until at least this long after acquiring, even if released sooner. */
+  lockAtLeastMs?: number | undefined;
 }
 
 /**
@@ -43,6 +45,7 @@ export class Lock<T = unknown> {
   private writes: Promise<unknown> = Promise.resolve();
   private renewFailures = 0;
   private lastWriteMs = 0;
+  private readonly acquiredAtMonotonic: number;
 
   /** @internal */
   constructor(
@@ -60,6 +63,7 @@ export class Lock<T = unknown> {
       fencingToken: this.fencingToken,
     });
     this.signal = this.abort.signal;
+    this.acquiredAtMonotonic = lease.sentAt;
     this.armTimers();
   }
 
@@ -156,7 +160,14 @@ export class Lock<T = unknown> {
       return;
     }
     try {
-      await this.host.releaseLease(this as Lock<unknown>, data);
+      const holdMs = this.remainingMinimumHoldMs();
+      if (holdMs > 0) {
+        // lockAtLeastMs: instead of freeing, shorten the lease to end at the minimum hold
+        // and stop renewing; it then expires by itself (a late cron on another replica finds it held).
+        await this.host.protocol.renew(this.lease, holdMs, data);
+      } else {
+        await this.host.releaseLease(this as Lock<unknown>, data);
+      }
       this.markReleased();
     } catch (error) {
       if (error instanceof LockLostError) {
@@ -166,6 +177,13 @@ export class Lock<T = unknown> {
       }
       throw error;
     }
+  }
+
+  private remainingMinimumHoldMs(): number {
+    const { lockAtLeastMs } = this.settings;
+    if (!lockAtLeastMs) return 0;
+    const elapsed = this.host.protocol.clock.time.monotonic() - this.acquiredAtMonotonic;
+    return Math.max(0, lockAtLeastMs - elapsed);
   }
 
   /** Serialises writes to the record (renewals, updates, release) so each names the latest version. */

@@ -352,6 +352,24 @@ export function describeLockConformance(name: string, start: () => Promise<Confo
       expect((await a.inspect(key)).state).toBe('free');
     });
 
+    test('lockAtLeastMs keeps a quickly released lock held until the minimum has passed', async () => {
+      const key = uniqueKey('at-least');
+      const a = client({ leaseMs: 5000 });
+      const b = client({ leaseMs: 5000 });
+      const lock = await a.acquire(key, { lockAtLeastMs: 600 });
+      await lock.release({ data: { ran: true } });
+      expect(lock.isHeld).toBe(false);
+      expect(await b.tryAcquire(key)).toBeNull();
+      expect(await b.inspect(key)).toMatchObject({ state: 'held', data: { ran: true } });
+      const next = await b.acquire(key, { waitMs: 5000 });
+      expect(next.fencingToken).toBe(lock.fencingToken + 1);
+      await next.release();
+      const quick = await b.acquire(key, { lockAtLeastMs: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await quick.release();
+      expect((await a.inspect(key)).state).toBe('free');
+    });
+
     test('an aborted signal cancels waiting', async () => {
       const key = uniqueKey('abort');
       const a = client();
