@@ -10,6 +10,7 @@ export {
   LockStoreError,
   LockTimeoutError,
 } from './errors.js';
+export { type LockHttpAnswer, lockErrorToHttp, type ProblemDetails } from './http-problem.js';
 export { Lock } from './lock.js';
 export { type AcquireOptions, LockClient, type LockClientOptions, type LockInfo } from './lock-client.js';
 export type { LeaseHolder, LockRecord, VersionedRecord } from './record.js';
