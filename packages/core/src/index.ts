@@ -13,6 +13,7 @@ export {
 export { type LockHttpAnswer, lockErrorToHttp, type ProblemDetails } from './http-problem.js';
 export { Lock } from './lock.js';
 export { type AcquireOptions, LockClient, type LockClientOptions, type LockInfo } from './lock-client.js';
+export type { LockEvent, LockEventListener } from './lock-events.js';
 export type { LeaseHolder, LockRecord, VersionedRecord } from './record.js';
 export type { RetryOptions } from './retry.js';
 export type { ClaimOutcome, ClaimRequest, LockStore, WriteCondition, WriteOutcome } from './store.js';

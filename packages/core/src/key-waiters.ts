@@ -9,6 +9,8 @@ export interface Waiter {
   resolve(lock: Lock<unknown>): void;
   reject(error: unknown): void;
   settled: boolean;
+  /** Set once a 'waiting' event was reported for this caller. */
+  reportedWaiting?: boolean;
 }
 
 /**

@@ -14,6 +14,7 @@ import { decodeHandle } from './handle.js';
 import { KeyWaiters, type Waiter } from './key-waiters.js';
 import { type Contender, LeaseProtocol, type LeaseState, type LeaseTerms } from './lease-protocol.js';
 import { Lock, type LockHost, type LockSettings } from './lock.js';
+import { type LockEvent, type LockEventListener, type LockEventReport, reportEvent } from './lock-events.js';
 import { defaultOwnerId } from './owner-id.js';
 import type { LockRecord, VersionedRecord } from './record.js';
 import { backoffMs, type RetryOptions, resolveRetry } from './retry.js';
@@ -43,6 +44,8 @@ export interface LockClientOptions {
   retry?: RetryOptions;
   /** Longest pause between two polls of a held lock, in ms (default 1000). */
   pollMs?: number;
+  /** Called for every acquired / renewed / released / lost / waiting / contended event, for dashboards and metrics. */
+  onEvent?: LockEventListener;
 }
 
 export interface AcquireOptions {
@@ -98,6 +101,7 @@ export class LockClient implements LockHost {
   readonly owner: string;
   readonly settings: ResolvedClientSettings;
   private readonly keys = new Map<string, KeyWaiters>();
+  private readonly onEvent: LockEventListener | undefined;
 
   constructor(options: LockClientOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -120,6 +124,10 @@ export class LockClient implements LockHost {
         `owner must be a non-empty string of at most 256 characters, got ${describe(options.owner)}.`,
       );
     }
+    if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
+      throw new LockConfigError(`onEvent must be a function, got ${describe(options.onEvent)}.`);
+    }
+    this.onEvent = options.onEvent;
     this.owner = options.owner ?? defaultOwnerId();
     this.settings = { leaseMs, heartbeatMs, pollMs };
     this.protocol = new LeaseProtocol(
@@ -135,9 +143,10 @@ export class LockClient implements LockHost {
     const request = this.prepare(key, options);
     const waitMs = checkWait('waitMs', options.waitMs ?? Number.POSITIVE_INFINITY);
     if (waitMs === 0) {
-      const lock = await this.tryOnce(key, request);
-      if (lock) return lock as Lock<T>;
-      throw new LockTimeoutError(key, 0, this.holderSummary(key));
+      const attempt = await this.tryOnce(key, request);
+      if (attempt.lock) return attempt.lock as Lock<T>;
+      this.report({ type: 'contended', key, reason: 'timeout', holder: attempt.holder });
+      throw new LockTimeoutError(key, 0, attempt.holder);
     }
     return (await this.wait(key, request, waitMs, request.signal)) as Lock<T>;
   }
@@ -148,7 +157,10 @@ export class LockClient implements LockHost {
     options: Omit<AcquireOptions, 'waitMs' | 'signal'> = {},
   ): Promise<Lock<T> | null> {
     const request = this.prepare(key, options);
-    return (await this.tryOnce(key, request)) as Lock<T> | null;
+    const attempt = await this.tryOnce(key, request);
+    if (attempt.lock) return attempt.lock as Lock<T>;
+    this.report({ type: 'contended', key, reason: 'busy', holder: attempt.holder });
+    return null;
   }
 
   /**
@@ -262,6 +274,16 @@ export class LockClient implements LockHost {
   // ---- LockHost -------------------------------------------------------------------------
 
   /** @internal */
+  report(event: LockEventReport): void {
+    if (!this.onEvent) return;
+    reportEvent(this.onEvent, {
+      ...event,
+      owner: this.owner,
+      at: this.protocol.clock.time.now(),
+    } as LockEvent);
+  }
+
+  /** @internal */
   checkData(data: unknown, lease: LeaseState): void {
     checkJsonData(data);
     const bytes = this.protocol.store.recordBytes({ ...lease.record, data });
@@ -289,7 +311,7 @@ export class LockClient implements LockHost {
       waiters.waiters.unshift(next);
       throw error;
     }
-    this.deliver(waiters, next, lease);
+    this.deliver(waiters, next, lease, lock);
   }
 
   /** @internal */
@@ -348,16 +370,21 @@ export class LockClient implements LockHost {
   private async tryOnce(
     key: string,
     request: { contender: Contender; settings: LockSettings },
-  ): Promise<Lock<unknown> | null> {
+  ): Promise<
+    { lock: Lock<unknown>; holder?: undefined } | { lock?: undefined; holder: HolderSummary | undefined }
+  > {
     const waiters = this.keys.get(key);
-    if (waiters && (waiters.holder || waiters.head())) return null; // held or queued here: no request needed
+    // Held or queued here: no request needed.
+    if (waiters && (waiters.holder || waiters.head())) return { holder: this.holderSummary(key) };
     const result = await this.protocol.claim(key, request.contender);
     if (!result.lease) {
-      this.waitersFor(key).lastSeen = result.current;
-      this.forgetIfIdle(this.waitersFor(key));
-      return null;
+      const seen = this.waitersFor(key);
+      seen.lastSeen = result.current;
+      const holder = this.holderSummary(key);
+      this.forgetIfIdle(seen);
+      return { holder };
     }
-    return this.adoptLock(result.lease, request.settings);
+    return { lock: this.adoptLock(result.lease, request.settings) };
   }
 
   private wait(
@@ -370,7 +397,11 @@ export class LockClient implements LockHost {
     const waiters = this.waitersFor(key);
     return new Promise<Lock<unknown>>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
-      const onAbort = () => settle(() => reject(signal?.reason));
+      const onAbort = () =>
+        settle(() => {
+          this.report({ type: 'contended', key, reason: 'aborted', holder: this.holderSummary(key) });
+          reject(signal?.reason);
+        });
       const settle = (finish: () => void) => {
         if (waiter.settled) return;
         waiter.settled = true;
@@ -389,12 +420,19 @@ export class LockClient implements LockHost {
       };
       if (Number.isFinite(waitMs)) {
         timer = setTimeout(
-          () => settle(() => reject(new LockTimeoutError(key, waitMs, this.holderSummary(key)))),
+          () =>
+            settle(() => {
+              const holder = this.holderSummary(key);
+              this.report({ type: 'contended', key, reason: 'timeout', holder });
+              reject(new LockTimeoutError(key, waitMs, holder));
+            }),
           waitMs,
         );
       }
       signal?.addEventListener('abort', onAbort, { once: true });
       waiters.waiters.push(waiter);
+      // Behind a local holder or other local waiters it is waiting already; otherwise the poller says so once its first claim fails.
+      if (waiters.holder || waiters.waiters.length > 1) this.reportWaiting(waiters);
       this.ensurePolling(waiters);
     });
   }
@@ -437,6 +475,7 @@ export class LockClient implements LockHost {
         continue;
       }
       waiters.lastSeen = result.current;
+      this.reportWaiting(waiters);
       const untilClaimable = this.protocol.msUntilClaimable(waiters.key, result.current);
       let delay = pollDelay(attempt++, this.settings.pollMs);
       if (untilClaimable !== undefined) delay = Math.min(delay, untilClaimable + 1);
@@ -444,10 +483,20 @@ export class LockClient implements LockHost {
     }
   }
 
+  /** Reports 'waiting' once for each local waiter not yet reported. */
+  private reportWaiting(waiters: KeyWaiters): void {
+    if (!this.onEvent) return;
+    const holder = this.holderSummary(waiters.key);
+    for (const waiter of waiters.waiters) {
+      if (waiter.settled || waiter.reportedWaiting) continue;
+      waiter.reportedWaiting = true;
+      this.report({ type: 'waiting', key: waiters.key, holder });
+    }
+  }
+
   /** Gives a freshly acquired lease to `waiter`, or passes it on if the waiter gave up meanwhile. */
-  private deliver(waiters: KeyWaiters, waiter: Waiter, lease: LeaseState): void {
-    const lock = new Lock<unknown>(this, lease, waiter.settings);
-    waiters.holder = lock;
+  private deliver(waiters: KeyWaiters, waiter: Waiter, lease: LeaseState, previous?: Lock<unknown>): void {
+    const lock = this.holdLock(waiters, lease, waiter.settings, previous);
     if (!waiter.settled) {
       waiter.resolve(lock);
       return;
@@ -456,9 +505,26 @@ export class LockClient implements LockHost {
   }
 
   private adoptLock(lease: LeaseState, settings: LockSettings): Lock<unknown> {
-    const waiters = this.waitersFor(lease.key);
+    return this.holdLock(this.waitersFor(lease.key), lease, settings);
+  }
+
+  /** Makes the Lock for a lease this client now holds; `previous` is the local lock that handed it over. */
+  private holdLock(
+    waiters: KeyWaiters,
+    lease: LeaseState,
+    settings: LockSettings,
+    previous?: Lock<unknown>,
+  ): Lock<unknown> {
     const lock = new Lock<unknown>(this, lease, settings);
     waiters.holder = lock;
+    previous?.markReleased(); // before 'acquired', so events read in order
+    this.report({
+      type: 'acquired',
+      key: lock.key,
+      fencingToken: lock.fencingToken,
+      expiresAt: lock.expiresAt,
+      context: lock.context,
+    });
     return lock;
   }
 

@@ -1,6 +1,7 @@
 import { LockError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
 import { encodeHandle } from './handle.js';
 import type { LeaseProtocol, LeaseState } from './lease-protocol.js';
+import type { LockEventReport } from './lock-events.js';
 import { checkDuration } from './validation.js';
 
 /** What a Lock needs from the client that made it. */
@@ -12,6 +13,8 @@ export interface LockHost {
   releaseLease(lock: Lock<unknown>, data?: { value: unknown }): Promise<void>;
   /** Called once when the lock ends (released or lost) so local waiters can move on. */
   lockEnded(lock: Lock<unknown>): void;
+  /** Passes an event to the client's `onEvent` listener, stamping owner and time. */
+  report(event: LockEventReport): void;
 }
 
 export interface LockSettings {
@@ -138,6 +141,7 @@ export class Lock<T = unknown> {
     this.lostError = error;
     this.clearTimers();
     this.abort.abort(error);
+    this.host.report({ type: 'lost', key: this.key, fencingToken: this.fencingToken, error });
     try {
       this.settings.onLost?.(error);
     } catch {
@@ -151,6 +155,7 @@ export class Lock<T = unknown> {
     if (this.state !== 'held') return;
     this.state = 'released';
     this.clearTimers();
+    this.host.report({ type: 'released', key: this.key, fencingToken: this.fencingToken });
     this.host.lockEnded(this as Lock<unknown>);
   }
 
@@ -197,6 +202,12 @@ export class Lock<T = unknown> {
         this.lastWriteMs = performance.now() - started;
         this.renewFailures = 0;
         this.armTimers();
+        this.host.report({
+          type: 'renewed',
+          key: this.key,
+          fencingToken: this.fencingToken,
+          expiresAt: this.expiresAt,
+        });
       } catch (error) {
         if (error instanceof LockLostError) this.markLost(error);
         throw error;

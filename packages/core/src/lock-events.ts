@@ -1,0 +1,52 @@
+import type { HolderSummary, LockLostError } from './errors.js';
+
+/** Fields every lock event carries. */
+interface LockEventBase {
+  key: string;
+  /** The owner id of the client that saw the event (this process's client). */
+  owner: string;
+  /** Wall-clock time of the event, ms since epoch. */
+  at: number;
+}
+
+/**
+ * What a LockClient reports through its `onEvent` option: for dashboards, metrics and logs.
+ * Events are reported after the fact and never change what the lock does.
+ */
+export type LockEvent =
+  | (LockEventBase & {
+      type: 'acquired';
+      fencingToken: number;
+      expiresAt: number | null;
+      context?: string | undefined;
+    })
+  | (LockEventBase & { type: 'renewed'; fencingToken: number; expiresAt: number | null })
+  | (LockEventBase & { type: 'released'; fencingToken: number })
+  | (LockEventBase & { type: 'lost'; fencingToken: number; error: LockLostError })
+  /** An `acquire` started waiting; `holder` is who held the key when last seen, if known. */
+  | (LockEventBase & { type: 'waiting'; holder?: HolderSummary | undefined })
+  /**
+   * An attempt ended without the lock: `tryAcquire` found it held ('busy'), `acquire` ran out
+   * of `waitMs` ('timeout'), or its signal aborted the wait ('aborted').
+   */
+  | (LockEventBase & {
+      type: 'contended';
+      reason: 'busy' | 'timeout' | 'aborted';
+      holder?: HolderSummary | undefined;
+    });
+
+/** A lock event before the client stamps it with its owner and the time. */
+export type LockEventReport = WithoutStamp<LockEvent>;
+type WithoutStamp<E> = E extends unknown ? Omit<E, 'owner' | 'at'> : never;
+
+export type LockEventListener = (event: LockEvent) => void;
+
+/** Calls the listener, shielding the lock from a listener that throws. */
+export function reportEvent(listener: LockEventListener | undefined, event: LockEvent): void {
+  if (!listener) return;
+  try {
+    listener(event);
+  } catch {
+    // A broken dashboard must not break locking.
+  }
+}
