@@ -1,0 +1,77 @@
+import { type Lock, LockConfigError } from '@latch/core';
+import type { Job, Processor } from 'bullmq';
+import { handleContention } from './contention.js';
+import { describe, type JobLockOptions, resolveJobLockOptions } from './options.js';
+
+/** What a locked processor gets besides the job. */
+export interface JobLockContext {
+  /** The lock this job holds (`fencingToken`, `data`, ...), or undefined when `key(job)` returned undefined. */
+  lock: Lock | undefined;
+  /** Aborts when the lock is lost (reason: a LockLostError) or BullMQ cancels the job. Pass it to your work. */
+  signal: AbortSignal;
+  /** BullMQ's token for this run of the job, for calls such as `job.moveToDelayed(timestamp, token)`. */
+  token: string | undefined;
+}
+
+/** A processor that runs while holding its job's lock. */
+export type LockedProcessor<DataType = unknown, ResultType = unknown, NameType extends string = string> = (
+  job: Job<DataType, ResultType, NameType>,
+  context: JobLockContext,
+) => Promise<ResultType>;
+
+/**
+ * Wraps `processor` so that jobs with the same `key(job)` never run at the same time, across
+ * every worker and process that shares the lock store. The lock is taken with one try (never
+ * holding a worker slot to wait), renewed while the job runs, and released when it ends.
+ * A job that finds its key held goes back to the delayed set (or fails, with `onLocked: 'fail'`).
+ */
+export function withLock<DataType = unknown, ResultType = unknown, NameType extends string = string>(
+  processor: LockedProcessor<DataType, ResultType, NameType>,
+  options: JobLockOptions<DataType, ResultType, NameType>,
+): Processor<DataType, ResultType, NameType> {
+  if (typeof processor !== 'function') {
+    throw new LockConfigError(
+      `withLock(processor, options) needs a processor function (job, { lock, signal, token }) => result, got ${describe(processor)}.`,
+    );
+  }
+  const settings = resolveJobLockOptions(options);
+  const acquireOptions = {
+    ...(settings.leaseMs !== undefined && { leaseMs: settings.leaseMs }),
+    ...(settings.heartbeatMs !== undefined && { heartbeatMs: settings.heartbeatMs }),
+  };
+
+  // Three parameters, so that BullMQ passes its cancellation signal.
+  return async function lockedProcessor(job, token, signal) {
+    const jobSignal = signal ?? new AbortController().signal;
+    const key = settings.key(job);
+    if (key === undefined) return processor(job, { lock: undefined, signal: jobSignal, token });
+    if (typeof key !== 'string') {
+      throw new LockConfigError(
+        `options.key(job) must return a string or undefined, got ${describe(key)} for job ${job.id}.`,
+      );
+    }
+    const lock = await settings.client.tryAcquire(key, { ...acquireOptions, context: settings.context(job) });
+    if (!lock) return handleContention(job, token, key, settings);
+
+    let result: ResultType;
+    try {
+      result = await processor(job, { lock, signal: AbortSignal.any([lock.signal, jobSignal]), token });
+    } catch (error) {
+      await lock.release().catch(() => undefined);
+      throw error;
+    }
+    try {
+      await lock.release();
+    } catch (error) {
+      // Lost while the job ran: its work was not exclusive, so the job must not count as done.
+      if (isLockLost(error)) throw error;
+      // Any other release failure leaves the lock to end with its lease; the job's work stands.
+    }
+    return result;
+  };
+}
+
+// By code rather than class, so that two installed copies of @latch/core still agree.
+function isLockLost(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'LOCK_LOST';
+}
