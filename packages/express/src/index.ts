@@ -1,1 +1,5 @@
-export {};
+import './request-lock.js';
+
+export { type LockMiddleware, lock } from './lock-middleware.js';
+export type { LockedHandler, LockMiddlewareOptions } from './options.js';
+export { lockErrorHandler } from './problem-response.js';

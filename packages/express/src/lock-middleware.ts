@@ -1,0 +1,133 @@
+import {
+  type AcquireOptions,
+  type Lock,
+  LockConfigError,
+  LockTimeoutError,
+  lockErrorToHttp,
+} from '@latch/core';
+import type { NextFunction, Request, Response } from 'express';
+import { type LockMiddlewareOptions, type MiddlewareSettings, resolveOptions } from './options.js';
+import { sendProblem } from './problem-response.js';
+import { releaseUntilDone, releaseWhenResponseEnds } from './release-on-end.js';
+import { routeLockKey } from './route-key.js';
+import './request-lock.js';
+
+/**
+ * Route middleware: takes the lock `<name>/<key(req)>` before the handler runs and releases it
+ * when the response ends (sent, failed, or the client went away), exactly once.
+ *
+ * - Held by another request: waits or answers 423 Locked with Retry-After (see `onLocked`).
+ * - A key the request makes invalid (too long, not a string): 400 problem+json.
+ * - Store failures: `next(error)` with core's LockStoreError; `lockErrorHandler()` answers 503.
+ *
+ * Works with Express 5 and 4. Options are checked here, once, with a LockConfigError.
+ */
+export function lock(options: LockMiddlewareOptions): LockMiddleware {
+  const settings = resolveOptions(options);
+  return (req, res, next) => {
+    void lockRequest(settings, req as unknown as Request, res as unknown as Response, next);
+  };
+}
+
+/**
+ * Standard Express middleware, generic so that it fits any route: the route's own parameter
+ * types (`/invoices/:id` → `req.params.id: string`) still reach the handlers after it.
+ */
+export type LockMiddleware = <P, ResBody, ReqBody, ReqQuery, Locals extends Record<string, unknown>>(
+  req: Request<P, ResBody, ReqBody, ReqQuery, Locals>,
+  res: Response<ResBody, Locals>,
+  next: NextFunction,
+) => void;
+
+/** Never rejects: every failure is answered here or passed to `next`. */
+async function lockRequest(
+  settings: MiddlewareSettings,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+): Promise<void> {
+  let key: string;
+  try {
+    key = routeLockKey(settings.name, settings.key(req));
+  } catch (error) {
+    answerOrForward(error, res, next);
+    return;
+  }
+
+  // A client that leaves while we wait stops the wait; nobody is left to answer.
+  const clientGone = new AbortController();
+  const onClose = () => clientGone.abort(new Error('The client closed the connection.'));
+  res.once('close', onClose);
+  let acquired: Lock;
+  try {
+    acquired = await acquireFor(settings, key, req, clientGone.signal);
+  } catch (error) {
+    res.off('close', onClose);
+    if (clientGone.signal.aborted) return;
+    if (error instanceof LockTimeoutError) {
+      await answerLocked(settings, error, req, res, next);
+      return;
+    }
+    answerOrForward(error, res, next);
+    return;
+  }
+  res.off('close', onClose);
+  if (clientGone.signal.aborted) {
+    // Acquired just as the client left (a single try cannot be cancelled): let go at once.
+    void releaseUntilDone(acquired);
+    return;
+  }
+  req.lock = acquired;
+  releaseWhenResponseEnds(res, acquired);
+  next();
+}
+
+function acquireFor(settings: MiddlewareSettings, key: string, req: Request, signal: AbortSignal) {
+  const options: AcquireOptions = { context: `${req.method} ${settings.name}` };
+  if (settings.leaseMs !== undefined) options.leaseMs = settings.leaseMs;
+  if (settings.waitMs === 0) return settings.client.acquire(key, { ...options, waitMs: 0 });
+  return tryThenWait(settings, key, options, signal);
+}
+
+/**
+ * One try before waiting: a store that is down then fails this request at once with its own
+ * LockStoreError (→ 503), where a waiting acquire would keep retrying and end in a 423.
+ */
+async function tryThenWait(
+  settings: MiddlewareSettings,
+  key: string,
+  options: AcquireOptions,
+  signal: AbortSignal,
+): Promise<Lock> {
+  const first = await settings.client.tryAcquire(key, options);
+  if (first) return first;
+  return settings.client.acquire(key, { ...options, waitMs: settings.waitMs, signal });
+}
+
+async function answerLocked(
+  settings: MiddlewareSettings,
+  error: LockTimeoutError,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+): Promise<void> {
+  if (!settings.onLocked) {
+    // 423 with Retry-After: seconds until the holder's lease ends, at least 1.
+    sendProblem(res, lockErrorToHttp(error)!);
+    return;
+  }
+  try {
+    await settings.onLocked(error, req, res, next);
+  } catch (handlerError) {
+    next(handlerError);
+  }
+}
+
+/** A key the request made invalid is the client's fault: 400 here. Anything else is the app's to answer. */
+function answerOrForward(error: unknown, res: Response, next: NextFunction): void {
+  if (error instanceof LockConfigError) {
+    sendProblem(res, lockErrorToHttp(error)!);
+    return;
+  }
+  next(error);
+}

@@ -1,0 +1,100 @@
+import { type LockClient, LockConfigError, type LockTimeoutError } from '@latch/core';
+import type { NextFunction, Request, Response } from 'express';
+import { checkLockName } from './route-key.js';
+
+/**
+ * Runs instead of the default 423 answer when the lock stays held. It may answer, or call
+ * `next()` / `next(error)`. `lockErrorToHttp(error)` from @latch/core gives the standard answer.
+ */
+export type LockedHandler = (
+  error: LockTimeoutError,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+) => void | Promise<void>;
+
+export interface LockMiddlewareOptions {
+  /** The LockClient that takes the locks (its store decides where they live). */
+  client: LockClient;
+  /**
+   * The resource the route locks, such as 'invoice': every key of this middleware lives under
+   * `<name>/`. Routes that must exclude each other (PUT and DELETE of one invoice) share a name.
+   * Letters, digits, '_' and '-', in segments joined by '/'.
+   */
+  name: string;
+  /**
+   * Which resource this request touches, usually from the request (`(req) => req.params.id`).
+   * Treated as untrusted: it is escaped into one segment under `name`. It must give a
+   * non-empty string; anything else (a missing or repeated parameter) is answered with 400.
+   */
+  key: (req: Request) => unknown;
+  /**
+   * What to do when another request holds the lock: 'wait' (default) waits up to `waitMs`
+   * then answers 423; 'reject' answers 423 at once; a function runs instead of the 423 answer
+   * (after waiting `waitMs`, default 0).
+   */
+  onLocked?: 'wait' | 'reject' | LockedHandler;
+  /** How long to wait for a held lock, in ms (default 10 000 under 'wait', 0 otherwise). Infinity waits until the client goes away. */
+  waitMs?: number;
+  /** Lease length for these locks (default: the client's). Renewed in the background while the request runs. */
+  leaseMs?: number;
+}
+
+export interface MiddlewareSettings {
+  client: LockClient;
+  name: string;
+  key: (req: Request) => unknown;
+  /** Set when the caller gave a handler; otherwise the 423 answer is sent. */
+  onLocked: LockedHandler | undefined;
+  waitMs: number;
+  leaseMs: number | undefined;
+}
+
+const DEFAULT_WAIT_MS = 10_000;
+
+/** Checks every option when the middleware is created, so a request never meets a configuration error. */
+export function resolveOptions(options: LockMiddlewareOptions): MiddlewareSettings {
+  if (typeof options !== 'object' || options === null) {
+    throw new LockConfigError('lock(options) needs an object: lock({ client, name, key }).');
+  }
+  const { client, name, key, onLocked = 'wait', waitMs, leaseMs } = options;
+  if (typeof client?.acquire !== 'function' || typeof client.tryAcquire !== 'function') {
+    throw new LockConfigError(
+      'lock({ client }) needs a LockClient from @latch/core: new LockClient({ store }).',
+    );
+  }
+  checkLockName(name);
+  if (typeof key !== 'function') {
+    throw new LockConfigError(
+      `lock({ key }) needs a function of the request returning the resource id, such as (req) => req.params.id; got ${typeof key}.`,
+    );
+  }
+  if (onLocked !== 'wait' && onLocked !== 'reject' && typeof onLocked !== 'function') {
+    throw new LockConfigError(
+      `lock({ onLocked }) must be 'wait', 'reject' or a function (error, req, res, next); got ${JSON.stringify(onLocked)}.`,
+    );
+  }
+  if (waitMs !== undefined && !(typeof waitMs === 'number' && waitMs >= 0)) {
+    throw new LockConfigError(
+      `lock({ waitMs }) must be 0 or more milliseconds (Infinity to wait until the client goes away); got ${String(waitMs)}.`,
+    );
+  }
+  if (onLocked === 'reject' && waitMs !== undefined && waitMs !== 0) {
+    throw new LockConfigError(
+      `lock({ onLocked: 'reject' }) never waits, but waitMs is ${waitMs}; use onLocked: 'wait' to wait up to waitMs.`,
+    );
+  }
+  if (leaseMs !== undefined && !(typeof leaseMs === 'number' && leaseMs > 0)) {
+    throw new LockConfigError(
+      `lock({ leaseMs }) must be a positive number of milliseconds (or Infinity); got ${String(leaseMs)}.`,
+    );
+  }
+  return {
+    client,
+    name,
+    key,
+    onLocked: typeof onLocked === 'function' ? onLocked : undefined,
+    waitMs: waitMs ?? (onLocked === 'wait' ? DEFAULT_WAIT_MS : 0),
+    leaseMs,
+  };
+}

@@ -1,0 +1,131 @@
+import { LockClient, LockConfigError, LockTimeoutError, lockErrorToHttp, memoryStore } from '@latch/core';
+import express, { type ErrorRequestHandler } from 'express';
+import { afterEach, describe, expect, test } from 'vitest';
+import { type LockMiddlewareOptions, lock, lockErrorHandler } from '../src/index.js';
+import { type Served, serve } from './helpers/serve.js';
+import { deferred } from './helpers/wait.js';
+
+const client = new LockClient({ store: memoryStore() });
+const key = (req: express.Request) => req.params.id;
+
+describe('lock() options are checked when the middleware is created', () => {
+  test.each<[string, unknown, RegExp]>([
+    ['no options', undefined, /needs an object/],
+    ['no client', { name: 'item', key }, /needs a LockClient/],
+    ['no name', { client, key }, /needs a non-empty string naming the resource/],
+    ['a name with dots', { client, name: '../item', key }, /letters, digits/],
+    [
+      'a name with an empty segment',
+      { client, name: 'billing//invoice', key },
+      /segments separated by single/,
+    ],
+    ['no key function', { client, name: 'item', key: 'id' }, /needs a function of the request/],
+    [
+      'an unknown onLocked',
+      { client, name: 'item', key, onLocked: 'queue' },
+      /'wait', 'reject' or a function/,
+    ],
+    ['a negative waitMs', { client, name: 'item', key, waitMs: -1 }, /0 or more milliseconds/],
+    ['waitMs with reject', { client, name: 'item', key, onLocked: 'reject', waitMs: 500 }, /never waits/],
+    ['a zero leaseMs', { client, name: 'item', key, leaseMs: 0 }, /positive number of milliseconds/],
+    ['a NaN leaseMs', { client, name: 'item', key, leaseMs: Number.NaN }, /positive number of milliseconds/],
+  ])('%s → LockConfigError', (_what, options, message) => {
+    const create = () => lock(options as LockMiddlewareOptions);
+    expect(create).toThrow(LockConfigError);
+    expect(create).toThrow(message);
+  });
+
+  test('accepted forms', () => {
+    expect(lock({ client, name: 'billing/invoice-v2', key })).toBeTypeOf('function');
+    expect(lock({ client, name: 'item', key, onLocked: 'reject', waitMs: 0, leaseMs: Infinity })).toBeTypeOf(
+      'function',
+    );
+    expect(lock({ client, name: 'item', key, waitMs: Infinity })).toBeTypeOf('function');
+  });
+});
+
+describe('request-time behaviour', () => {
+  let served: Served | undefined;
+  afterEach(async () => {
+    await served?.close();
+    served = undefined;
+  });
+
+  test('an onLocked handler gets the timeout error with the holder and answers instead of the 423', async () => {
+    const locks = new LockClient({ store: memoryStore() });
+    const gate = deferred();
+    const entered = deferred();
+    const seen: LockTimeoutError[] = [];
+    const app = express();
+    const guard = lock({
+      client: locks,
+      name: 'item',
+      key,
+      leaseMs: 60_000,
+      onLocked: (error, _req, res) => {
+        seen.push(error);
+        const answer = lockErrorToHttp(error)!;
+        res.status(409).set('Retry-After', answer.headers['Retry-After']).json({ busy: true });
+      },
+    });
+    app.get('/items/:id', guard, async (_req, res) => {
+      entered.resolve();
+      await gate.promise;
+      res.end();
+    });
+    served = await serve(app);
+
+    const holder = fetch(`${served.url}/items/a`);
+    await entered.promise;
+    const busy = await fetch(`${served.url}/items/a`);
+    gate.resolve();
+    await holder;
+
+    expect(busy.status).toBe(409);
+    expect(await busy.json()).toEqual({ busy: true });
+    expect(Number(busy.headers.get('retry-after'))).toBeGreaterThan(30);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toBeInstanceOf(LockTimeoutError);
+    expect(seen[0]!.holder?.context).toBe('GET item');
+  });
+
+  test('a throwing onLocked handler and a throwing key function reach next(err), not a 400', async () => {
+    const locks = new LockClient({ store: memoryStore() });
+    await locks.acquire('item/held');
+    const errors: unknown[] = [];
+    const app = express();
+    app.get(
+      '/items/:id',
+      lock({
+        client: locks,
+        name: 'item',
+        key,
+        onLocked: async () => {
+          throw new Error('handler broke');
+        },
+      }),
+      (_req, res) => res.end(),
+    );
+    app.get(
+      '/broken',
+      lock({
+        client: locks,
+        name: 'item',
+        key: () => {
+          throw new Error('key broke');
+        },
+      }),
+      (_req, res) => res.end(),
+    );
+    const recorder: ErrorRequestHandler = (error, _req, res, _next) => {
+      errors.push(error);
+      res.status(500).end();
+    };
+    app.use(lockErrorHandler(), recorder);
+    served = await serve(app);
+
+    expect((await fetch(`${served.url}/items/held`)).status).toBe(500);
+    expect((await fetch(`${served.url}/broken`)).status).toBe(500);
+    expect(errors).toEqual([new Error('handler broke'), new Error('key broke')]);
+  });
+});
