@@ -11,6 +11,7 @@ export {
   LockTimeoutError,
 } from './errors.js';
 export { type LockHttpAnswer, lockErrorToHttp, type ProblemDetails } from './http-problem.js';
+export type { LeaseStrategy } from './lease-engine.js';
 export { Lock } from './lock.js';
 export { type AcquireOptions, LockClient, type LockClientOptions, type LockInfo } from './lock-client.js';
 export type { LockEvent, LockEventListener } from './lock-events.js';
@@ -22,7 +23,9 @@ export {
   dynamoStore,
   type EnsureLockTableOptions,
   ensureLockTable,
+  type S3ListStoreOptions,
   type S3StoreOptions,
+  s3ListStore,
   s3Store,
 } from './stores/index.js';
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './stores/memory-store.js';

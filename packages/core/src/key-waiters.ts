@@ -1,4 +1,4 @@
-import type { Contender } from './lease-protocol.js';
+import type { Contender } from './lease-engine.js';
 import type { Lock, LockSettings } from './lock.js';
 import type { VersionedRecord } from './record.js';
 

@@ -1,38 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { ResolvedClock } from './clock.js';
-import { LockLostError, LockStoreError } from './errors.js';
+import { LockConfigError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
 import { KnownRecords } from './known-records.js';
+import type { ClaimResult, Contender, LeaseEngine, LeaseState, LeaseTerms } from './lease-engine.js';
 import type { LeaseHolder, LockRecord, VersionedRecord } from './record.js';
 import { type RetryPolicy, withRetry } from './retry.js';
 import type { LockStore, WriteCondition } from './store.js';
-
-/** What a caller asks for when acquiring: lease length (Infinity = fail-closed) and context. */
-export interface LeaseTerms {
-  leaseMs: number;
-  context?: string | undefined;
-}
-
-/** One acquisition attempt series: the lockId stays the same across retries, so a write of ours that lands late is still recognised as ours. */
-export interface Contender {
-  lockId: string;
-  terms: LeaseTerms;
-  /** Monotonic time the first write of this series was sent (a conservative lease start). */
-  firstSentAt?: number;
-}
-
-/** A lease we hold, as of our last successful write. Mutated in place by renewals. */
-export interface LeaseState {
-  key: string;
-  lockId: string;
-  version: string;
-  record: LockRecord;
-  /** Monotonic time just before the write that set the current expiry was sent. */
-  sentAt: number;
-  /** Ids of writes this lease issued, to recognise them after an ambiguous outcome. */
-  writeIds: Set<string>;
-}
-
-export type ClaimResult = { lease: LeaseState } | { lease: null; current: VersionedRecord | null };
+import { checkJsonData } from './validation.js';
 
 /**
  * The lease protocol, written once over any LockStore: claim a free or expired record
@@ -40,15 +14,76 @@ export type ClaimResult = { lease: LeaseState } | { lease: null; current: Versio
  * token, and hand a lease straight to another contender. Ambiguous write outcomes are
  * resolved by re-reading and recognising our own ids, never by assuming.
  */
-export class LeaseProtocol {
+export class LeaseProtocol implements LeaseEngine {
   readonly known = new KnownRecords();
+  readonly kind: string;
 
   constructor(
     readonly store: LockStore,
     readonly clock: ResolvedClock,
     readonly retry: RetryPolicy,
     readonly owner: string,
-  ) {}
+  ) {
+    this.kind = store.kind;
+  }
+
+  checkKey(key: string): void {
+    this.store.checkKey(key);
+  }
+
+  checkLeaseMs(_leaseMs: number): void {
+    // Any positive lease (or Infinity) works with compare-and-swap.
+  }
+
+  checkResume(): void {
+    // Every write is conditional on the version read, so a lease can move to another client.
+  }
+
+  checkData(data: unknown, lease?: LeaseState): void {
+    checkJsonData(data);
+    if (!lease) return;
+    const bytes = this.store.recordBytes({ ...lease.record, data });
+    if (bytes > this.store.maxRecordBytes) {
+      throw new LockConfigError(
+        `Lock data makes the record of "${lease.key}" ${bytes} bytes; the ${this.store.kind} store allows at most ${this.store.maxRecordBytes}. Store large data elsewhere and keep a reference in the lock.`,
+      );
+    }
+  }
+
+  async leaseFromHandle(key: string, lockId: string): Promise<LeaseState> {
+    const current = await this.read(key);
+    const holder = current?.record.holder;
+    if (!current || !holder || holder.lockId !== lockId) {
+      throw new LockNotHeldError(
+        key,
+        current?.record.holder ? 'another acquisition holds it now' : 'its lease already ended',
+      );
+    }
+    // An expired lease nobody took over can still be released or resumed: every write is
+    // conditional on the version just read, so a takeover in between makes it fail safely.
+    return {
+      key,
+      lockId,
+      version: current.version,
+      record: current.record,
+      sentAt: this.clock.time.monotonic(),
+      writeIds: new Set([current.record.writeId]),
+    };
+  }
+
+  async forceRelease(key: string): Promise<boolean> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const current = await this.read(key);
+      if (!current?.record.holder) return false;
+      const record: LockRecord = { token: current.record.token, holder: null, writeId: randomUUID() };
+      if (current.record.data !== undefined) record.data = current.record.data;
+      const outcome = await this.store.write(key, record, { version: current.version });
+      if (outcome.ok) return true;
+    }
+    throw new LockStoreError(`forceRelease("${key}") kept losing races with other writers; try again.`, {
+      retryable: true,
+    });
+  }
 
   newHolder(lockId: string, terms: LeaseTerms, acquiredAt?: number): LeaseHolder {
     const now = this.clock.time.now();

@@ -12,17 +12,25 @@ import {
 } from './errors.js';
 import { decodeHandle } from './handle.js';
 import { KeyWaiters, type Waiter } from './key-waiters.js';
-import { type Contender, LeaseProtocol, type LeaseState, type LeaseTerms } from './lease-protocol.js';
+import {
+  type ClaimResult,
+  type Contender,
+  isLeaseStrategy,
+  type LeaseEngine,
+  type LeaseState,
+  type LeaseStrategy,
+  type LeaseTerms,
+} from './lease-engine.js';
+import { LeaseProtocol } from './lease-protocol.js';
 import { Lock, type LockHost, type LockSettings } from './lock.js';
 import { type LockEvent, type LockEventListener, type LockEventReport, reportEvent } from './lock-events.js';
 import { defaultOwnerId } from './owner-id.js';
-import type { LockRecord, VersionedRecord } from './record.js';
+import type { VersionedRecord } from './record.js';
 import { backoffMs, type RetryOptions, resolveRetry } from './retry.js';
 import type { LockStore } from './store.js';
 import {
   checkContext,
   checkDuration,
-  checkJsonData,
   checkKeyShape,
   checkSignal,
   checkWait,
@@ -30,8 +38,8 @@ import {
 } from './validation.js';
 
 export interface LockClientOptions {
-  /** Where lock records live: memoryStore(), s3Store(...), dynamoStore(...). */
-  store: LockStore;
+  /** Where locks live: memoryStore(), s3Store(...), dynamoStore(...), or s3ListStore(...) for S3 without conditional writes. */
+  store: LockStore | LeaseStrategy;
   /** Lease length in ms (default 30 000). Infinity makes fail-closed locks that never expire. */
   leaseMs?: number;
   /** Renewal interval in ms (default leaseMs / 3); false turns background renewal off. */
@@ -96,8 +104,8 @@ export interface ResolvedClientSettings {
  * waiters for one key inside it share one poller and get the lock handed over directly.
  */
 export class LockClient implements LockHost {
-  /** @internal */
-  readonly protocol: LeaseProtocol;
+  /** @internal How leases are claimed, renewed and released on this client's store. */
+  readonly engine: LeaseEngine;
   readonly owner: string;
   readonly settings: ResolvedClientSettings;
   private readonly keys = new Map<string, KeyWaiters>();
@@ -108,9 +116,12 @@ export class LockClient implements LockHost {
       throw new LockConfigError('new LockClient(options) needs an options object with a store.');
     }
     const { store } = options;
-    if (!store || typeof store.read !== 'function' || typeof store.write !== 'function') {
+    const isStore = (candidate: unknown): candidate is LockStore =>
+      typeof (candidate as LockStore | undefined)?.read === 'function' &&
+      typeof (candidate as LockStore | undefined)?.write === 'function';
+    if (!isLeaseStrategy(store) && !isStore(store)) {
       throw new LockConfigError(
-        'LockClient needs a store: memoryStore(), s3Store({ client, bucket }) or dynamoStore({ client, table }).',
+        'LockClient needs a store: memoryStore(), s3Store({ client, bucket }), dynamoStore({ client, table }) or s3ListStore({ client, bucket }).',
       );
     }
     const leaseMs = checkDuration('leaseMs', options.leaseMs ?? 30_000, { allowInfinity: true });
@@ -130,12 +141,15 @@ export class LockClient implements LockHost {
     this.onEvent = options.onEvent;
     this.owner = options.owner ?? defaultOwnerId();
     this.settings = { leaseMs, heartbeatMs, pollMs };
-    this.protocol = new LeaseProtocol(
-      store,
-      resolveClock(options.clock),
-      resolveRetry(options.retry),
-      this.owner,
-    );
+    const environment = {
+      clock: resolveClock(options.clock),
+      retry: resolveRetry(options.retry),
+      owner: this.owner,
+    };
+    this.engine = isLeaseStrategy(store)
+      ? store.createEngine(environment)
+      : new LeaseProtocol(store, environment.clock, environment.retry, this.owner);
+    this.engine.checkLeaseMs(leaseMs);
   }
 
   /** Acquires `key`, waiting up to `waitMs` (default: until acquired or `signal` aborts). */
@@ -189,7 +203,7 @@ export class LockClient implements LockHost {
   /** Who holds `key`, since when, with what context and token — or that it is free. */
   async inspect<T = unknown>(key: string): Promise<LockInfo<T>> {
     this.checkKey(key);
-    const current = await this.protocol.read(key);
+    const current = await this.engine.read(key);
     return this.describeRecord(key, current) as LockInfo<T>;
   }
 
@@ -200,7 +214,8 @@ export class LockClient implements LockHost {
     if (fields.key !== key)
       throw new LockConfigError(`This handle is for lock "${fields.key}", not "${key}".`);
     const data = 'data' in options ? { value: options.data } : undefined;
-    const lease = await this.leaseFromHandle(key, fields.lockId);
+    if (data) this.engine.checkData(data.value);
+    const lease = await this.engine.leaseFromHandle(key, fields.lockId);
     if (data) this.checkData(data.value, lease);
     const local = this.keys.get(key)?.holder;
     if (local && local.lease.lockId === fields.lockId) {
@@ -208,7 +223,7 @@ export class LockClient implements LockHost {
       return;
     }
     try {
-      await this.protocol.release(lease, data);
+      await this.engine.release(lease, data);
     } catch (error) {
       if (error instanceof LockLostError) throw new LockNotHeldError(key, error.message);
       throw error;
@@ -222,7 +237,8 @@ export class LockClient implements LockHost {
   ): Promise<Lock<T>> {
     const fields = decodeHandle(handle);
     this.checkKey(fields.key);
-    const lease = await this.leaseFromHandle(fields.key, fields.lockId);
+    this.engine.checkResume();
+    const lease = await this.engine.leaseFromHandle(fields.key, fields.lockId);
     const leaseMs = lease.record.holder!.leaseMs ?? Number.POSITIVE_INFINITY;
     const settings: LockSettings = {
       leaseMs,
@@ -230,27 +246,16 @@ export class LockClient implements LockHost {
       onLost: options.onLost,
     };
     // Renew at once: our clock starts now, and the record's version moves away from the old process.
-    await this.protocol.renew(lease, leaseMs);
+    await this.engine.renew(lease, leaseMs);
     return this.adoptLock(lease, settings) as Lock<T>;
   }
 
   /** Frees `key` whoever holds it (an operator's tool). The token is kept; a current holder's renewal then fails and its signal aborts. */
   async forceRelease(key: string): Promise<boolean> {
     this.checkKey(key);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const current = await this.protocol.read(key);
-      if (!current?.record.holder) return false;
-      const record: LockRecord = { token: current.record.token, holder: null, writeId: randomUUID() };
-      if (current.record.data !== undefined) record.data = current.record.data;
-      const outcome = await this.protocol.store.write(key, record, { version: current.version });
-      if (outcome.ok) {
-        this.keys.get(key)?.wake();
-        return true;
-      }
-    }
-    throw new LockStoreError(`forceRelease("${key}") kept losing races with other writers; try again.`, {
-      retryable: true,
-    });
+    const freed = await this.engine.forceRelease(key);
+    if (freed) this.keys.get(key)?.wake();
+    return freed;
   }
 
   /**
@@ -279,34 +284,29 @@ export class LockClient implements LockHost {
     reportEvent(this.onEvent, {
       ...event,
       owner: this.owner,
-      at: this.protocol.clock.time.now(),
+      at: this.engine.clock.time.now(),
     } as LockEvent);
   }
 
   /** @internal */
   checkData(data: unknown, lease: LeaseState): void {
-    checkJsonData(data);
-    const bytes = this.protocol.store.recordBytes({ ...lease.record, data });
-    if (bytes > this.protocol.store.maxRecordBytes) {
-      throw new LockConfigError(
-        `Lock data makes the record of "${lease.key}" ${bytes} bytes; the ${this.protocol.store.kind} store allows at most ${this.protocol.store.maxRecordBytes}. Store large data elsewhere and keep a reference in the lock.`,
-      );
-    }
+    this.engine.checkData(data, lease);
   }
 
   /** @internal */
   async releaseLease(lock: Lock<unknown>, data?: { value: unknown }): Promise<void> {
     const waiters = this.keys.get(lock.key);
     const next = waiters?.head();
-    if (!waiters || !next) {
-      await this.protocol.release(lock.lease, data);
+    if (!waiters || !next || !this.engine.handOver) {
+      // Without a hand-over, the key's poller claims for the next local waiter once the lock ends.
+      await this.engine.release(lock.lease, data);
       return;
     }
     // Hand the lease straight to the next local waiter: one conditional write, no poll delay.
     waiters.remove(next);
     let lease: LeaseState;
     try {
-      lease = await this.protocol.handOver(lock.lease, next.contender, data);
+      lease = await this.engine.handOver(lock.lease, next.contender, data);
     } catch (error) {
       waiters.waiters.unshift(next);
       throw error;
@@ -336,6 +336,7 @@ export class LockClient implements LockHost {
     const leaseMs = checkDuration('leaseMs', options.leaseMs ?? this.settings.leaseMs, {
       allowInfinity: true,
     });
+    this.engine.checkLeaseMs(leaseMs);
     // A per-call lease without a per-call heartbeat renews at a third of that lease, unless the client turned renewal off.
     const inherited =
       this.settings.heartbeatMs === false || options.leaseMs === undefined
@@ -364,7 +365,7 @@ export class LockClient implements LockHost {
 
   private checkKey(key: unknown): asserts key is string {
     checkKeyShape(key);
-    this.protocol.store.checkKey(key);
+    this.engine.checkKey(key);
   }
 
   private async tryOnce(
@@ -376,7 +377,7 @@ export class LockClient implements LockHost {
     const waiters = this.keys.get(key);
     // Held or queued here: no request needed.
     if (waiters && (waiters.holder || waiters.head())) return { holder: this.holderSummary(key) };
-    const result = await this.protocol.claim(key, request.contender);
+    const result = await this.engine.claim(key, request.contender);
     if (!result.lease) {
       const seen = this.waitersFor(key);
       seen.lastSeen = result.current;
@@ -458,15 +459,15 @@ export class LockClient implements LockHost {
         await waiters.nap(this.settings.pollMs);
         continue;
       }
-      let result: Awaited<ReturnType<LeaseProtocol['claim']>>;
+      let result: ClaimResult;
       try {
-        result = await this.protocol.claim(waiters.key, head.contender);
+        result = await this.engine.claim(waiters.key, head.contender);
       } catch (error) {
         if (error instanceof LockError && !(error instanceof LockStoreError && error.retryable)) {
           for (const waiter of [...waiters.waiters]) waiter.reject(error);
           return;
         }
-        await waiters.nap(backoffMs(this.protocol.retry, Math.min(attempt++, 8)));
+        await waiters.nap(backoffMs(this.engine.retry, Math.min(attempt++, 8)));
         continue;
       }
       if (result.lease) {
@@ -476,7 +477,7 @@ export class LockClient implements LockHost {
       }
       waiters.lastSeen = result.current;
       this.reportWaiting(waiters);
-      const untilClaimable = this.protocol.msUntilClaimable(waiters.key, result.current);
+      const untilClaimable = this.engine.msUntilClaimable(waiters.key, result.current);
       let delay = pollDelay(attempt++, this.settings.pollMs);
       if (untilClaimable !== undefined) delay = Math.min(delay, untilClaimable + 1);
       await waiters.nap(delay);
@@ -541,27 +542,6 @@ export class LockClient implements LockHost {
     if (waiters.idle && this.keys.get(waiters.key) === waiters) this.keys.delete(waiters.key);
   }
 
-  private async leaseFromHandle(key: string, lockId: string): Promise<LeaseState> {
-    const current = await this.protocol.read(key);
-    const holder = current?.record.holder;
-    if (!current || !holder || holder.lockId !== lockId) {
-      throw new LockNotHeldError(
-        key,
-        current?.record.holder ? 'another acquisition holds it now' : 'its lease already ended',
-      );
-    }
-    // An expired lease nobody took over can still be released or resumed: every write is
-    // conditional on the version just read, so a takeover in between makes it fail safely.
-    return {
-      key,
-      lockId,
-      version: current.version,
-      record: current.record,
-      sentAt: this.protocol.clock.time.monotonic(),
-      writeIds: new Set([current.record.writeId]),
-    };
-  }
-
   private holderSummary(key: string): HolderSummary | undefined {
     const waiters = this.keys.get(key);
     const local = waiters?.holder;
@@ -583,7 +563,7 @@ export class LockClient implements LockHost {
     if (record.data !== undefined) info.data = record.data;
     const holder = record.holder;
     if (!holder) return info;
-    const expired = holder.expiresAt !== null && holder.expiresAt < this.protocol.clock.time.now();
+    const expired = holder.expiresAt !== null && holder.expiresAt < this.engine.clock.time.now();
     info.state = expired ? 'expired' : 'held';
     info.owner = holder.owner;
     if (holder.context !== undefined) info.context = holder.context;

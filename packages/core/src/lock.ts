@@ -1,12 +1,12 @@
 import { LockError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
 import { encodeHandle } from './handle.js';
-import type { LeaseProtocol, LeaseState } from './lease-protocol.js';
+import type { LeaseEngine, LeaseState } from './lease-engine.js';
 import type { LockEventReport } from './lock-events.js';
 import { checkDuration } from './validation.js';
 
 /** What a Lock needs from the client that made it. */
 export interface LockHost {
-  readonly protocol: LeaseProtocol;
+  readonly engine: LeaseEngine;
   /** Throws LockConfigError when `data` is not plain JSON or makes the record too large. */
   checkData(data: unknown, lease: LeaseState): void;
   /** Frees the lease, or hands it straight to a local waiter. */
@@ -94,15 +94,16 @@ export class Lock<T = unknown> {
   async extend(ms: number): Promise<void> {
     const leaseMs = checkDuration('extend(ms)', ms, { allowInfinity: true });
     await this.write(async () => {
-      await this.host.protocol.renew(this.lease, leaseMs);
+      await this.host.engine.renew(this.lease, leaseMs);
       this.settings = { ...this.settings, leaseMs };
     });
   }
 
   /** Stores `data` in the lock record without unlocking (also renews the lease). */
   async update(data: T): Promise<void> {
+    if (this.state === 'lost') throw this.lostError!; // a lost lock says so before anything else
     this.host.checkData(data, this.lease);
-    await this.write(() => this.host.protocol.renew(this.lease, this.settings.leaseMs, { value: data }));
+    await this.write(() => this.host.engine.renew(this.lease, this.settings.leaseMs, { value: data }));
   }
 
   /**
@@ -169,7 +170,7 @@ export class Lock<T = unknown> {
       if (holdMs > 0) {
         // lockAtLeastMs: instead of freeing, shorten the lease to end at the minimum hold
         // and stop renewing; it then expires by itself (a late cron on another replica finds it held).
-        await this.host.protocol.renew(this.lease, holdMs, data);
+        await this.host.engine.renew(this.lease, holdMs, data);
       } else {
         await this.host.releaseLease(this as Lock<unknown>, data);
       }
@@ -187,7 +188,7 @@ export class Lock<T = unknown> {
   private remainingMinimumHoldMs(): number {
     const { lockAtLeastMs } = this.settings;
     if (!lockAtLeastMs) return 0;
-    const elapsed = this.host.protocol.clock.time.monotonic() - this.acquiredAtMonotonic;
+    const elapsed = this.host.engine.clock.time.monotonic() - this.acquiredAtMonotonic;
     return Math.max(0, lockAtLeastMs - elapsed);
   }
 
@@ -223,7 +224,7 @@ export class Lock<T = unknown> {
     if (this.state !== 'held') return;
     const { leaseMs } = this.settings;
     if (!Number.isFinite(leaseMs)) return; // fail-closed: nothing expires, nothing to renew
-    const now = this.host.protocol.clock.time.monotonic();
+    const now = this.host.engine.clock.time.monotonic();
     const lossAt = this.lease.sentAt + leaseMs - this.safetyMarginMs(leaseMs);
     if (now >= lossAt) {
       this.markLost(new LockLostError(this.key, 'the lease ran out before a renewal could land'));
@@ -266,7 +267,7 @@ export class Lock<T = unknown> {
     if (this.state !== 'held') return;
     // Woken up past the point where the lease can be trusted (a long pause): whatever a
     // renewal would find, the code that ran meanwhile was not protected.
-    const now = this.host.protocol.clock.time.monotonic();
+    const now = this.host.engine.clock.time.monotonic();
     const { leaseMs } = this.settings;
     if (now >= this.lease.sentAt + leaseMs - this.safetyMarginMs(leaseMs)) {
       this.markLost(
@@ -278,7 +279,7 @@ export class Lock<T = unknown> {
       return;
     }
     try {
-      await this.write(() => this.host.protocol.renew(this.lease, this.settings.leaseMs));
+      await this.write(() => this.host.engine.renew(this.lease, this.settings.leaseMs));
     } catch (error) {
       if (this.state !== 'held') return;
       // Store failures are retried until the loss deadline; anything else (a corrupted record) ends the lease now.

@@ -8,6 +8,7 @@ import { acquireInJobOne, releaseInJobTwo } from '../examples/handoff.js';
 import { runScheduler } from '../examples/leader-election.js';
 import { quickStart } from '../examples/quick-start.js';
 import { deployOnce } from '../examples/s3-deploy-lock.js';
+import { migrateOnce } from '../examples/s3-list-lock.js';
 import { ensureLockTable, LockClient, memoryStore } from '../src/index.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -21,6 +22,7 @@ describe('README examples', () => {
     'dynamodb-invoice.ts',
     'leader-election.ts',
     'handoff.ts',
+    's3-list-lock.ts',
   ])('README shows %s exactly as tested', (name) => {
     expect(readme).toContain(example(name));
   });
@@ -44,6 +46,20 @@ describe('README examples', () => {
       expect.stringMatching(/^deployed v\d as deploy #1$/),
       expect.stringMatching(/^deployed v\d as deploy #2$/),
     ]);
+    s3.destroy();
+  });
+
+  test('S3 list strategy on a store without conditional writes', async () => {
+    await using server = await startS3Server({ bucket: 'plain-bucket', conditionalWrites: false });
+    const s3 = new S3Client(server.clientConfig());
+    const results = await Promise.all([
+      migrateOnce(s3, 'plain-bucket', 'runner-a'),
+      migrateOnce(s3, 'plain-bucket', 'runner-b'),
+    ]);
+    const tokens = results.map((line) => Number(/token (\d{13})$/.exec(line)?.[1]));
+    expect(results.map((line) => line.split(' ')[0]).sort()).toEqual(['runner-a', 'runner-b']);
+    expect(tokens.every((token) => Number.isSafeInteger(token))).toBe(true);
+    expect(tokens[0]).not.toBe(tokens[1]);
     s3.destroy();
   });
 

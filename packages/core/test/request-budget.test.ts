@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBLocal, type S3Server, startDynamoDBLocal, startS3Server } from '@latch/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { dynamoStore, ensureLockTable, LockClient, s3Store } from '../src/index.js';
+import { dynamoStore, ensureLockTable, LockClient, s3ListStore, s3Store } from '../src/index.js';
 import { countRequests, type RequestCounter } from './helpers/count-requests.js';
 
 // Deterministic request counts (not timings): each operation's cost in store requests.
@@ -171,5 +171,86 @@ describe('request budget on S3', () => {
     expect(counter.count).toBe(1);
     expect(last.fencingToken).toBe(next.fencingToken + 1);
     await last.release();
+  });
+});
+
+describe('request budget of the S3 list strategy (no conditional writes)', () => {
+  let server: S3Server;
+  let sdk: S3Client;
+  let counter: RequestCounter;
+  const client = () =>
+    new LockClient({
+      // A generous settle time: an upload slower than it would be withdrawn and retried, changing the counts.
+      store: s3ListStore({ client: sdk, bucket: 'locks', settleMs: 1000 }),
+      heartbeatMs: false,
+    });
+
+  beforeAll(async () => {
+    server = await startS3Server({ bucket: 'locks', conditionalWrites: false });
+    sdk = new S3Client(server.clientConfig());
+    counter = countRequests(sdk);
+  });
+  afterAll(async () => {
+    sdk?.destroy();
+    await server?.stop();
+  });
+
+  test('acquire 2 (put, list), renew 3 (put, list, delete), release 2 (list, delete)', async () => {
+    const key = freshKey();
+    const a = client();
+    counter.reset();
+    const lock = await a.acquire(key);
+    expect(counter.byCommand).toEqual(
+      new Map([
+        ['PutObjectCommand', 1],
+        ['ListObjectsV2Command', 1],
+      ]),
+    );
+    counter.reset();
+    await lock.extend(60_000);
+    expect(counter.byCommand).toEqual(
+      new Map([
+        ['PutObjectCommand', 1],
+        ['ListObjectsV2Command', 1],
+        ['DeleteObjectCommand', 1],
+      ]),
+    );
+    counter.reset();
+    await lock.release();
+    expect(counter.byCommand).toEqual(
+      new Map([
+        ['ListObjectsV2Command', 1],
+        ['DeleteObjectCommand', 1],
+      ]),
+    );
+  });
+
+  test("a failed tryAcquire costs 4 the first time (the holder's context is read once), 3 after", async () => {
+    const key = freshKey();
+    const holder = await client().acquire(key);
+    const waiter = client();
+    counter.reset();
+    expect(await waiter.tryAcquire(key)).toBeNull();
+    expect(counter.byCommand).toEqual(
+      new Map([
+        ['PutObjectCommand', 1],
+        ['ListObjectsV2Command', 1],
+        ['GetObjectCommand', 1],
+        ['DeleteObjectCommand', 1],
+      ]),
+    );
+    counter.reset();
+    expect(await waiter.tryAcquire(key)).toBeNull();
+    expect(counter.byCommand).toEqual(
+      new Map([
+        ['PutObjectCommand', 1],
+        ['ListObjectsV2Command', 1],
+        ['DeleteObjectCommand', 1],
+      ]),
+    );
+    counter.reset();
+    expect((await waiter.inspect(key)).state).toBe('held');
+    expect(counter.byCommand).toEqual(new Map([['ListObjectsV2Command', 1]]));
+    await holder.release();
   });
 });

@@ -245,6 +245,9 @@ function iamActions(op: AwsOperation): string {
     // Without s3:ListBucket, S3 answers 403 instead of 404 for a lock that does not exist yet.
     case 'GetObject':
       return 's3:GetObject and s3:ListBucket';
+    // ListObjectsV2 is authorised by the bucket-level ListBucket permission.
+    case 'ListObjectsV2':
+      return 's3:ListBucket';
     // S3 requires both for a DeleteObject conditional on an ETag.
     case 'DeleteObject':
       return 's3:DeleteObject and s3:GetObject';

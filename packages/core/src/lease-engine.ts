@@ -1,0 +1,101 @@
+import type { ResolvedClock } from './clock.js';
+import type { LockRecord, VersionedRecord } from './record.js';
+import type { RetryPolicy } from './retry.js';
+
+/** What a caller asks for when acquiring: lease length (Infinity = fail-closed) and context. */
+export interface LeaseTerms {
+  leaseMs: number;
+  context?: string | undefined;
+}
+
+/** One acquisition attempt series: the lockId stays the same across retries, so a write of ours that lands late is still recognised as ours. */
+export interface Contender {
+  lockId: string;
+  terms: LeaseTerms;
+  /** Monotonic time the first write of this series was sent (a conservative lease start). */
+  firstSentAt?: number;
+}
+
+/** A lease we hold, as of our last successful write. Mutated in place by renewals. */
+export interface LeaseState {
+  key: string;
+  lockId: string;
+  /** What the engine needs to name our current write: a record version, or an object key. */
+  version: string;
+  /** The lock record as the holder sees it (engines without a record synthesise one). */
+  record: LockRecord;
+  /** Monotonic time just before the write that set the current expiry was sent. */
+  sentAt: number;
+  /** Ids of writes this lease issued, to recognise them after an ambiguous outcome. */
+  writeIds: Set<string>;
+}
+
+export type ClaimResult = { lease: LeaseState } | { lease: null; current: VersionedRecord | null };
+
+/**
+ * How leases are taken, kept and given back on one kind of store. LockClient and Lock drive
+ * any engine the same way (waiting, heartbeats, loss detection, events are written once, above
+ * this); an engine decides only what one claim, renewal or release means on its store.
+ * Two exist: the compare-and-swap LeaseProtocol over a LockStore, and the S3 list strategy.
+ */
+export interface LeaseEngine {
+  /** Short store name for messages: 'memory', 's3', 'dynamodb', 's3-list'. */
+  readonly kind: string;
+  readonly clock: ResolvedClock;
+  readonly retry: RetryPolicy;
+  /** Throws LockConfigError when the key cannot be used with this store. */
+  checkKey(key: string): void;
+  /** Throws LockConfigError when a lease of `leaseMs` cannot work with this engine. */
+  checkLeaseMs(leaseMs: number): void;
+  /** Throws LockConfigError when `data` cannot be stored (with `lease`, when known). */
+  checkData(data: unknown, lease?: LeaseState): void;
+  /** Throws LockConfigError when a lease cannot be adopted by another client (`resume`). */
+  checkResume(): void;
+  /** The key's current holder as a record (null: free), without changing anything. */
+  read(key: string, signal?: AbortSignal): Promise<VersionedRecord | null>;
+  /** Milliseconds until `current` may become claimable, if this client can tell. */
+  msUntilClaimable(key: string, current: VersionedRecord | null): number | undefined;
+  /** One acquisition attempt: a few requests, never waits for the holder. */
+  claim(key: string, contender: Contender, signal?: AbortSignal): Promise<ClaimResult>;
+  /** Renews a lease we hold (storing data when given). Throws LockLostError when it is no longer ours. */
+  renew(lease: LeaseState, leaseMs: number, data?: { value: unknown }, signal?: AbortSignal): Promise<void>;
+  /** Gives a lease back (storing data when given). Throws LockLostError when it was no longer ours. */
+  release(lease: LeaseState, data?: { value: unknown }, signal?: AbortSignal): Promise<void>;
+  /** Optional: releases straight to `next` in one write, for local waiters. */
+  handOver?(
+    lease: LeaseState,
+    next: Contender,
+    data?: { value: unknown },
+    signal?: AbortSignal,
+  ): Promise<LeaseState>;
+  /** The lease the acquisition `lockId` holds now; LockNotHeldError when it ended. */
+  leaseFromHandle(key: string, lockId: string): Promise<LeaseState>;
+  /** Frees `key` whoever holds it; false when it was free. */
+  forceRelease(key: string): Promise<boolean>;
+}
+
+/** What a LockClient hands to a store that brings its own engine. */
+export interface EngineEnvironment {
+  clock: ResolvedClock;
+  retry: RetryPolicy;
+  owner: string;
+}
+
+/**
+ * A store that is not a compare-and-swap LockStore but brings its own lease engine
+ * (`s3ListStore()`). Pass it as `new LockClient({ store })` like any store.
+ */
+export interface LeaseStrategy {
+  /** Short name for messages: 's3-list'. */
+  readonly kind: string;
+  /** @internal Builds the engine one LockClient drives. */
+  createEngine(environment: EngineEnvironment): LeaseEngine;
+}
+
+export function isLeaseStrategy(store: unknown): store is LeaseStrategy {
+  return (
+    typeof store === 'object' &&
+    store !== null &&
+    typeof (store as { createEngine?: unknown }).createEngine === 'function'
+  );
+}

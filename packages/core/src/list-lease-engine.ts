@@ -1,0 +1,391 @@
+import { randomUUID } from 'node:crypto';
+import { LockConfigError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
+import type { ClaimResult, Contender, EngineEnvironment, LeaseEngine, LeaseState } from './lease-engine.js';
+import { type ContenderBody, decodeContenderBody, encodeContenderBody } from './list-contender-body.js';
+import {
+  contendersInOrder,
+  entryKey,
+  entryPrefix,
+  isLive,
+  type ListContender,
+  type ListEntry,
+  latestObjectKey,
+  parseEntry,
+} from './list-entries.js';
+import type { LockRecord, VersionedRecord } from './record.js';
+import { withRetry } from './retry.js';
+import { sleep } from './sleep.js';
+
+/** The plain object requests the list strategy needs: no conditional headers anywhere. */
+export interface ListBucket {
+  /** Throws LockConfigError when objects of lock `name` would get keys the store refuses. */
+  checkName(name: string): void;
+  put(objectKey: string, body: string): Promise<void>;
+  /** Every object key that starts with `prefix`, all pages. */
+  list(prefix: string): Promise<string[]>;
+  /** The object's body, or null when it is gone. */
+  get(objectKey: string): Promise<string | null>;
+  /** Deletes the object; deleting a missing object is not an error. */
+  delete(objectKey: string): Promise<void>;
+}
+
+interface Listing {
+  /** Every object key listed, parsed or not. */
+  objectKeys: Set<string>;
+  /** Every contender, expired ones included, in queue order. */
+  all: ListContender[];
+  /** Contenders whose lease still runs, in queue order: the first one holds the lock. */
+  live: ListContender[];
+}
+
+const BODY_CACHE_SIZE = 1000;
+
+export const LIST_DATA_REFUSED =
+  'The S3 list strategy keeps no lock record, so it cannot store lock data (update(data), release({ data }), release(key, handle, { data })). Keep the data in your own object or table, or use s3Store (S3 with conditional writes) or dynamoStore, which store data atomically with the lock.';
+
+/**
+ * The S3 list strategy, for S3-compatible stores without conditional writes. An attempt
+ * uploads `<name>.<created>.<uuid>.<expires>`, waits until no contender that sorts before it
+ * can still appear, lists `<name>.`, and holds the lock when its object is the first live one;
+ * otherwise it deletes its object and the client polls again. Expired objects are ignored,
+ * never deleted. Fencing tokens are the holder's `created` time.
+ *
+ * Why the wait (`settleMs`): `created` is read before the upload, so a slow upload could land
+ * after a later contender already listed and decided. Every upload that took longer than
+ * `settleMs` is withdrawn, and a contender lists only once `created + settleMs` (plus the clock
+ * tolerance) has passed: by then every object that could sort before it is visible.
+ */
+export class ListLeaseEngine implements LeaseEngine {
+  readonly kind = 's3-list';
+  readonly clock: EngineEnvironment['clock'];
+  readonly retry: EngineEnvironment['retry'];
+  private readonly owner: string;
+  /** Contender bodies by `created.uuid`: they never change, so waiters fetch each once. */
+  private readonly bodies = new Map<string, ContenderBody>();
+  /** Our own objects a failed delete left behind, per lock: deleted again on the next request. */
+  private readonly leftovers = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly bucket: ListBucket,
+    environment: EngineEnvironment,
+    private readonly settleMs: number,
+  ) {
+    if (environment.clock.mode === 'untrusted') {
+      throw new LockConfigError(
+        "The S3 list strategy orders contenders and expires them by wall-clock times in object names, so it cannot run with clock: 'untrusted'. Use clock: 'trusted' (with a toleranceMs for the skew you expect), or s3Store / dynamoStore, which support untrusted clocks.",
+      );
+    }
+    this.clock = environment.clock;
+    this.retry = environment.retry;
+    this.owner = environment.owner;
+  }
+
+  checkKey(key: string): void {
+    this.bucket.checkName(key);
+  }
+
+  checkLeaseMs(leaseMs: number): void {
+    if (!Number.isFinite(leaseMs)) return;
+    const settle = this.settleMs + this.clock.toleranceMs;
+    if (leaseMs < 3 * settle) {
+      throw new LockConfigError(
+        `leaseMs (${leaseMs} ms) is too short for the S3 list strategy: an acquisition waits settleMs + clock.toleranceMs (${settle} ms) before it knows it holds the lock, so the lease must be at least three times that (${3 * settle} ms). Use a longer lease or a smaller settleMs.`,
+      );
+    }
+  }
+
+  checkData(): void {
+    throw new LockConfigError(LIST_DATA_REFUSED);
+  }
+
+  checkResume(): void {
+    throw new LockConfigError(
+      'resume(handle) is not available with the S3 list strategy: without compare-and-swap nothing stops the first process from renewing the same lease, so both would believe they hold it. Release by handle (locks.release(key, handle)) and acquire again, or use s3Store (S3 with conditional writes) or dynamoStore.',
+    );
+  }
+
+  async read(key: string, signal?: AbortSignal): Promise<VersionedRecord | null> {
+    // The holder may delete its object between our list and our read: list again then.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const first = (await this.list(key, signal)).live[0];
+      if (!first) return null;
+      const record = await this.recordOf(key, first, signal);
+      if (record) return record;
+    }
+    return null;
+  }
+
+  msUntilClaimable(_key: string, current: VersionedRecord | null): number | undefined {
+    const holder = current?.record.holder;
+    if (!holder) return 0;
+    if (holder.expiresAt === null) return undefined;
+    return Math.max(0, holder.expiresAt + this.clock.toleranceMs - this.clock.time.now());
+  }
+
+  async claim(key: string, contender: Contender, signal?: AbortSignal): Promise<ClaimResult> {
+    await this.deleteLeftovers(key);
+    const { leaseMs, context } = contender.terms;
+    const finite = Number.isFinite(leaseMs);
+    // Object names carry whole milliseconds; a lease never ends earlier than asked.
+    const created = Math.floor(this.clock.time.now());
+    const uuid = randomUUID();
+    const objectKey = entryKey(key, created, uuid, finite ? created + Math.ceil(leaseMs) : null);
+    const body: ContenderBody = {
+      owner: this.owner,
+      context,
+      acquiredAt: created,
+      renewedAt: created,
+      leaseMs: finite ? leaseMs : null,
+    };
+    let held = false;
+    try {
+      const sentAt = this.clock.time.monotonic();
+      contender.firstSentAt ??= sentAt;
+      await withRetry(this.retry, () => this.bucket.put(objectKey, encodeContenderBody(body)), signal);
+      // Too slow: contenders that listed meanwhile decided without our object. Withdraw.
+      if (this.clock.time.now() > created + this.settleMs) return { lease: null, current: null };
+      const settledAt = created + this.settleMs + this.clock.toleranceMs;
+      const wait = settledAt - this.clock.time.now() + 1;
+      if (wait > 0) await sleep(wait, signal);
+      const listing = await this.list(key, signal);
+      const mine = listing.live.find((c) => c.created === created && c.uuid === uuid);
+      if (mine && holdsFirstPlace(listing.live, mine)) {
+        held = true;
+        this.remember(mine, body);
+        const record = this.toRecord(mine, body);
+        return { lease: { key, lockId: uuid, version: objectKey, record, sentAt, writeIds: new Set() } };
+      }
+      const holder = listing.live.find((c) => c !== mine);
+      return { lease: null, current: holder ? await this.recordOf(key, holder, signal) : null };
+    } finally {
+      // A loser deletes its own object (also after an error or an abort), so it never blocks others.
+      if (!held) await this.deleteQuietly(key, [objectKey]);
+    }
+  }
+
+  async renew(
+    lease: LeaseState,
+    leaseMs: number,
+    data?: { value: unknown },
+    signal?: AbortSignal,
+  ): Promise<void> {
+    if (data) this.checkData();
+    this.checkLeaseMs(leaseMs);
+    const { key } = lease;
+    const holder = lease.record.holder!;
+    const created = lease.record.token;
+    const oldKey = lease.version;
+    const now = Math.floor(this.clock.time.now());
+    const finite = Number.isFinite(leaseMs);
+    const expires = finite ? now + Math.ceil(leaseMs) : null;
+    // Same created + uuid: the new object keeps our place in the queue; only the expiry moves.
+    const newKey = entryKey(key, created, lease.lockId, expires);
+    const body: ContenderBody = {
+      owner: holder.owner,
+      context: holder.context,
+      acquiredAt: holder.acquiredAt,
+      renewedAt: now,
+      leaseMs: finite ? leaseMs : null,
+    };
+    const sentAt = this.clock.time.monotonic();
+    try {
+      await withRetry(this.retry, () => this.bucket.put(newKey, encodeContenderBody(body)), signal);
+      // Landed after the old expiry: a contender may have ignored our object and taken the lock.
+      if (holder.expiresAt !== null && this.clock.time.now() > holder.expiresAt) {
+        throw new LockLostError(
+          key,
+          'the renewal landed after the lease had expired; another contender may have taken the lock meanwhile',
+        );
+      }
+      const listing = await this.list(key, signal);
+      if (!listing.objectKeys.has(oldKey)) {
+        throw new LockLostError(
+          key,
+          'its object was deleted by someone else (forceRelease, or a lifecycle rule that deletes live objects)',
+        );
+      }
+      const mine = listing.live.find((c) => c.created === created && c.uuid === lease.lockId);
+      if (!mine || !holdsFirstPlace(listing.live, mine)) {
+        throw new LockLostError(key, await this.describeLoss(key, listing, mine));
+      }
+    } catch (error) {
+      if (error instanceof LockLostError) {
+        await this.deleteQuietly(key, [newKey, oldKey]);
+      } else if (newKey !== oldKey) {
+        this.leftoversOf(key).add(newKey); // may have landed; the old object still keeps our place
+      }
+      throw error;
+    }
+    if (newKey !== oldKey) await this.deleteQuietly(key, [oldKey]);
+    lease.version = newKey;
+    lease.record = {
+      ...lease.record,
+      holder: { ...holder, renewedAt: now, leaseMs: body.leaseMs, expiresAt: expires },
+    };
+    lease.sentAt = sentAt;
+    await this.deleteLeftovers(key, newKey);
+  }
+
+  async release(lease: LeaseState, data?: { value: unknown }, signal?: AbortSignal): Promise<void> {
+    if (data) this.checkData();
+    const { key } = lease;
+    const listing = await this.list(key, signal);
+    const group = listing.all.find((c) => c.created === lease.record.token && c.uuid === lease.lockId);
+    const mine = listing.live.find((c) => c === group);
+    const keptUntilNow =
+      listing.objectKeys.has(lease.version) && mine !== undefined && holdsFirstPlace(listing.live, mine);
+    const loss = keptUntilNow ? undefined : await this.describeLoss(key, listing, mine, lease.version);
+    const ours = new Set([lease.version, ...(group?.objectKeys ?? []), ...this.leftoversOf(key)]);
+    for (const objectKey of ours) {
+      await withRetry(this.retry, () => this.bucket.delete(objectKey), signal);
+      this.leftoversOf(key).delete(objectKey);
+    }
+    if (loss) throw new LockLostError(key, loss);
+  }
+
+  async leaseFromHandle(key: string, lockId: string): Promise<LeaseState> {
+    const listing = await this.list(key);
+    const group = listing.all.find((c) => c.uuid === lockId);
+    const record = group ? await this.recordOf(key, group) : null;
+    if (!group || !record) throw new LockNotHeldError(key, 'its lease already ended');
+    return {
+      key,
+      lockId,
+      version: latestObjectKey(group),
+      record: record.record,
+      sentAt: this.clock.time.monotonic(),
+      writeIds: new Set(),
+    };
+  }
+
+  async forceRelease(key: string): Promise<boolean> {
+    const first = (await this.list(key)).live[0];
+    if (!first) return false;
+    for (const objectKey of first.objectKeys) {
+      await withRetry(this.retry, () => this.bucket.delete(objectKey));
+    }
+    return true;
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------
+
+  private async list(key: string, signal?: AbortSignal): Promise<Listing> {
+    const objectKeys = await withRetry(this.retry, () => this.bucket.list(entryPrefix(key)), signal);
+    const entries = objectKeys
+      .map((objectKey) => parseEntry(key, objectKey))
+      .filter((entry): entry is ListEntry => entry !== undefined);
+    const all = contendersInOrder(entries);
+    const now = this.clock.time.now();
+    return {
+      objectKeys: new Set(objectKeys),
+      all,
+      live: all.filter((c) => isLive(c, now, this.clock.toleranceMs)),
+    };
+  }
+
+  /** The contender as a lock record (its body fetched once); null when its objects are gone. */
+  private async recordOf(
+    key: string,
+    contender: ListContender,
+    signal?: AbortSignal,
+  ): Promise<VersionedRecord | null> {
+    const version = latestObjectKey(contender);
+    let body = this.bodies.get(contenderId(contender));
+    if (!body) {
+      const text = await withRetry(this.retry, () => this.bucket.get(version), signal);
+      if (text === null) return null;
+      body = decodeContenderBody(key, text);
+      this.remember(contender, body);
+    }
+    return { version, record: this.toRecord(contender, body) };
+  }
+
+  private toRecord(contender: ListContender, body: ContenderBody): LockRecord {
+    return {
+      token: contender.created,
+      holder: {
+        owner: body.owner,
+        lockId: contender.uuid,
+        acquiredAt: body.acquiredAt,
+        renewedAt: body.renewedAt,
+        leaseMs: body.leaseMs,
+        expiresAt: contender.expires,
+        context: body.context,
+      },
+      writeId: contender.uuid,
+    };
+  }
+
+  private remember(contender: ListContender, body: ContenderBody): void {
+    this.bodies.set(contenderId(contender), body);
+    if (this.bodies.size > BODY_CACHE_SIZE) {
+      const oldest = this.bodies.keys().next().value;
+      if (oldest !== undefined) this.bodies.delete(oldest);
+    }
+  }
+
+  /** Why a lease is no longer ours, naming who sorts first now when we can tell. */
+  private async describeLoss(
+    key: string,
+    listing: Listing,
+    mine: ListContender | undefined,
+    ownKey?: string,
+  ): Promise<string> {
+    if (ownKey !== undefined && !listing.objectKeys.has(ownKey)) {
+      return 'its object was deleted by someone else (forceRelease, or a lifecycle rule that deletes live objects)';
+    }
+    if (!mine)
+      return 'its lease expired before it was renewed or released; another contender may have held the lock meanwhile';
+    const ahead = listing.live.find((c) => c !== mine);
+    const record = ahead ? await this.recordOf(key, ahead).catch(() => null) : null;
+    const holder = record?.record.holder;
+    const who = holder
+      ? holder.context
+        ? `${holder.context} (${holder.owner})`
+        : holder.owner
+      : 'another contender';
+    return `${who} now sorts first in the queue (an upload that landed late, or clocks that disagree by more than toleranceMs)`;
+  }
+
+  private leftoversOf(key: string): Set<string> {
+    let set = this.leftovers.get(key);
+    if (!set) {
+      set = new Set();
+      this.leftovers.set(key, set);
+    }
+    return set;
+  }
+
+  /** Deletes our own objects; one that cannot be deleted now is kept to try again later. */
+  private async deleteQuietly(key: string, objectKeys: string[]): Promise<void> {
+    for (const objectKey of objectKeys) {
+      try {
+        await withRetry(this.retry, () => this.bucket.delete(objectKey));
+        this.leftovers.get(key)?.delete(objectKey);
+      } catch (error) {
+        // Throttling or a network failure: try again later. Denied access or the like: say so now.
+        if (!(error instanceof LockStoreError && error.retryable)) throw error;
+        this.leftoversOf(key).add(objectKey);
+      }
+    }
+  }
+
+  private async deleteLeftovers(key: string, keep?: string): Promise<void> {
+    const set = this.leftovers.get(key);
+    if (!set) return;
+    this.leftovers.delete(key);
+    await this.deleteQuietly(
+      key,
+      [...set].filter((objectKey) => objectKey !== keep),
+    );
+  }
+}
+
+/** The first live contender holds the lock, unless another has the same `created` (no tie may share a token). */
+function holdsFirstPlace(live: ListContender[], mine: ListContender): boolean {
+  return live[0] === mine && live[1]?.created !== mine.created;
+}
+
+function contenderId(contender: ListContender): string {
+  return `${contender.created}.${contender.uuid}`;
+}

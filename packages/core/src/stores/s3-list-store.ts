@@ -1,0 +1,157 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import { LockConfigError } from '../errors.js';
+import type { LeaseStrategy } from '../lease-engine.js';
+import { ENTRY_SUFFIX_BYTES } from '../list-entries.js';
+import { type ListBucket, ListLeaseEngine } from '../list-lease-engine.js';
+import { checkKeyBytes, describe } from '../validation.js';
+import { type AwsOperation, classifyAwsError, toLockStoreError } from './aws-errors.js';
+import { optionalModule } from './optional-module.js';
+
+export interface S3ListStoreOptions {
+  /** Your S3 client (region, credentials, endpoint are yours to configure). */
+  client: S3Client;
+  /** An existing bucket. Latch never creates buckets. */
+  bucket: string;
+  /** Prepended to every object key, e.g. 'locks/' (default ''). */
+  prefix?: string;
+  /**
+   * How long an upload may take, in ms (default 500). An upload that took longer is withdrawn,
+   * and a contender lists only once this long has passed since its attempt began, so no object
+   * that sorts before it can still appear. Every client of one lock must use the same value.
+   */
+  settleMs?: number;
+}
+
+const S3_KEY_BYTES = 1024;
+const DEFAULT_SETTLE_MS = 500;
+const LARGEST_SETTLE_MS = 60_000;
+
+const loadSdk = optionalModule('@aws-sdk/client-s3', () => import('@aws-sdk/client-s3'));
+
+/**
+ * Locks on S3-compatible stores without conditional writes: the list-ordered strategy (plain
+ * PutObject, ListObjectsV2, GetObject, DeleteObject). Weaker than s3Store: see the README.
+ */
+export function s3ListStore(options: S3ListStoreOptions): LeaseStrategy {
+  const { client, bucket, prefix, settleMs } = checkOptions(options);
+  const createHint = `Create the bucket, or pass an existing one as s3ListStore({ bucket }).`;
+  const op = (action: string, key: string, write: boolean): AwsOperation => ({
+    service: 's3',
+    action,
+    write,
+    resource: bucket,
+    key,
+    createHint,
+  });
+
+  const objects: ListBucket = {
+    checkName(name) {
+      checkKeyBytes(
+        prefix + name,
+        S3_KEY_BYTES - ENTRY_SUFFIX_BYTES,
+        `the S3 list strategy (with the prefix ${JSON.stringify(prefix)}, leaving ${ENTRY_SUFFIX_BYTES} bytes for ".<created>.<uuid>.<expires>")`,
+      );
+    },
+
+    async put(objectKey, body) {
+      const { PutObjectCommand } = await loadSdk();
+      try {
+        await client.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: prefix + objectKey,
+            Body: body,
+            ContentType: 'application/json',
+          }),
+        );
+      } catch (error) {
+        throw toLockStoreError(error, op('PutObject', objectKey, true));
+      }
+    },
+
+    async list(listPrefix) {
+      const { ListObjectsV2Command } = await loadSdk();
+      const keys: string[] = [];
+      let token: string | undefined;
+      do {
+        try {
+          const page = await client.send(
+            new ListObjectsV2Command({
+              Bucket: bucket,
+              Prefix: prefix + listPrefix,
+              ContinuationToken: token,
+            }),
+          );
+          for (const object of page.Contents ?? []) {
+            if (object.Key?.startsWith(prefix)) keys.push(object.Key.slice(prefix.length));
+          }
+          token = page.IsTruncated ? page.NextContinuationToken : undefined;
+        } catch (error) {
+          throw toLockStoreError(error, op('ListObjectsV2', listPrefix, false));
+        }
+      } while (token);
+      return keys;
+    },
+
+    async get(objectKey) {
+      const { GetObjectCommand } = await loadSdk();
+      try {
+        const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key: prefix + objectKey }));
+        return res.Body ? await res.Body.transformToString('utf-8') : '';
+      } catch (error) {
+        if (classifyAwsError(error) === 'missing-object') return null;
+        throw toLockStoreError(error, op('GetObject', objectKey, false));
+      }
+    },
+
+    async delete(objectKey) {
+      const { DeleteObjectCommand } = await loadSdk();
+      try {
+        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: prefix + objectKey }));
+      } catch (error) {
+        // Some S3-compatible stores answer 404 for a missing object: it is gone either way.
+        if (classifyAwsError(error) === 'missing-object') return;
+        throw toLockStoreError(error, op('DeleteObject', objectKey, true));
+      }
+    },
+  };
+
+  return {
+    kind: 's3-list',
+    createEngine: (environment) => new ListLeaseEngine(objects, environment, settleMs),
+  };
+}
+
+function checkOptions(options: S3ListStoreOptions): Required<S3ListStoreOptions> {
+  if (typeof options !== 'object' || options === null) {
+    throw new LockConfigError(`s3ListStore options must be an object, got ${describe(options)}.`);
+  }
+  const { client, bucket, prefix = '', settleMs = DEFAULT_SETTLE_MS } = options;
+  if (typeof (client as { send?: unknown } | undefined)?.send !== 'function') {
+    throw new LockConfigError('s3ListStore needs `client`: an S3Client from @aws-sdk/client-s3.');
+  }
+  if (typeof bucket !== 'string' || bucket.length === 0) {
+    throw new LockConfigError(
+      `s3ListStore needs \`bucket\`: the name of an existing bucket, got ${describe(bucket)}.`,
+    );
+  }
+  if (typeof prefix !== 'string') {
+    throw new LockConfigError(`s3ListStore \`prefix\` must be a string, got ${describe(prefix)}.`);
+  }
+  if (Buffer.byteLength(prefix, 'utf8') >= S3_KEY_BYTES - ENTRY_SUFFIX_BYTES) {
+    throw new LockConfigError(
+      `s3ListStore \`prefix\` is ${Buffer.byteLength(prefix, 'utf8')} bytes in UTF-8; with the ${ENTRY_SUFFIX_BYTES} bytes the strategy appends, S3 object keys would pass ${S3_KEY_BYTES}.`,
+    );
+  }
+  if (
+    typeof settleMs !== 'number' ||
+    !Number.isFinite(settleMs) ||
+    settleMs < 1 ||
+    settleMs > LARGEST_SETTLE_MS
+  ) {
+    throw new LockConfigError(
+      `s3ListStore \`settleMs\` must be a number of milliseconds from 1 to ${LARGEST_SETTLE_MS}, got ${describe(settleMs)}. It bounds how long an upload may take (default ${DEFAULT_SETTLE_MS}).`,
+    );
+  }
+  return { client, bucket, prefix, settleMs };
+}
