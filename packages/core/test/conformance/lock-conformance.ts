@@ -151,7 +151,8 @@ export function describeLockConformance(
       try {
         const reason = await untilAborted(lock.signal);
         expect(reason).toBeInstanceOf(LockLostError);
-        expect((reason as Error).message).toMatch(/ran out before a renewal/);
+        // On a loaded machine the heartbeat can wake after the deadline and report it as a pause: the same loss.
+        expect((reason as Error).message).toMatch(/ran out before a renewal|paused past its lease/);
       } finally {
         heal();
       }
