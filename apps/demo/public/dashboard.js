@@ -1,0 +1,370 @@
+// The dashboard: renders what the launcher streams (server-sent events) and posts the actions.
+// Plain DOM, no framework; every value is set with textContent, never parsed as HTML.
+
+const state = {
+  /** Launcher clock minus this browser's clock, so lease countdowns use the launcher's time. */
+  clockOffset: 0,
+  replicas: [],
+  locks: [],
+  timeline: [],
+  results: [],
+  running: { burst: false, jobs: false },
+  queueEnabled: false,
+};
+
+const $ = (selector) => document.querySelector(selector);
+const now = () => Date.now() + state.clockOffset;
+const TIMELINE_PER_REPLICA = 40;
+
+function element(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (name === 'className') node.className = value;
+    else node.setAttribute(name, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function clock(at) {
+  const date = new Date(at);
+  const pad = (n, width = 2) => String(n).padStart(width, '0');
+  return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
+}
+
+function seconds(ms) {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+// ---- replicas ------------------------------------------------------------------------------
+
+function replicaStatus(replica) {
+  if (replica.status === 'killed' && replica.restartAt) {
+    return `killed, restarts in ${Math.max(0, Math.ceil((replica.restartAt - now()) / 1000))} s`;
+  }
+  return replica.status === 'up' ? `up, pid ${replica.pid}` : replica.status;
+}
+
+function renderReplicas() {
+  const list = $('#replicas');
+  // Keep keyboard focus on the same button across re-renders.
+  const focused = document.activeElement?.getAttribute('data-kill');
+  list.replaceChildren(
+    ...state.replicas.map((replica) => {
+      const up = replica.status === 'up';
+      const button = element(
+        'button',
+        { type: 'button', className: 'danger', 'data-kill': replica.name },
+        `Kill ${replica.name}`,
+      );
+      button.disabled = !up;
+      button.addEventListener('click', () =>
+        post(
+          `/api/replicas/${encodeURIComponent(replica.name)}/kill`,
+          `Killing ${replica.name}…`,
+          `${replica.name} was killed (SIGKILL): it released nothing, so its locks end when their leases run out.`,
+        ),
+      );
+      return element(
+        'li',
+        { 'data-replica': replica.name },
+        element(
+          'span',
+          {},
+          element('strong', {}, replica.name),
+          ' ',
+          element(
+            'span',
+            { className: up ? 'status-up' : 'status-down', 'data-status': replica.status },
+            replicaStatus(replica),
+          ),
+        ),
+        button,
+      );
+    }),
+  );
+  if (focused) list.querySelector(`[data-kill="${focused}"]`)?.focus();
+}
+
+/** Only the restart countdowns change between events; the buttons stay where they are. */
+function tickReplicaStatuses() {
+  for (const replica of state.replicas) {
+    const status = $(`[data-replica="${replica.name}"] [data-status]`);
+    if (status) status.textContent = replicaStatus(replica);
+  }
+}
+
+function replicaIsUp(name) {
+  return state.replicas.some((r) => r.name === name && r.status === 'up');
+}
+
+// ---- locks ---------------------------------------------------------------------------------
+
+function leaseText(lock) {
+  if (lock.state === 'lost') return 'lost by its holder';
+  if (!lock.holder) return 'free';
+  if (lock.expiresAt === null) return 'never expires';
+  const left = lock.expiresAt - now();
+  if (left > 0) return `${seconds(left)} left`;
+  const gone = replicaIsUp(lock.holder) ? '' : ` (${lock.holder} is down)`;
+  return `expired ${seconds(-left)} ago${gone}`;
+}
+
+function renderLocks() {
+  const body = $('#locks tbody');
+  $('#locks-empty').hidden = state.locks.length > 0;
+  body.replaceChildren(
+    ...state.locks.map((lock) => {
+      const expired = lock.holder && lock.expiresAt !== null && lock.expiresAt <= now();
+      const waiters = Object.entries(lock.waiters)
+        .map(([replica, count]) => `${replica} ×${count}`)
+        .join(', ');
+      return element(
+        'tr',
+        {
+          'data-key': lock.key,
+          'data-holder': lock.holder ?? '',
+          'data-token': lock.fencingToken ?? '',
+          'data-expires-at': lock.expiresAt ?? '',
+          className: expired ? 'expired' : '',
+        },
+        element('td', { className: 'key' }, lock.key),
+        element('td', { 'data-col': 'holder' }, lock.holder ?? '—'),
+        element('td', { 'data-col': 'token' }, lock.fencingToken === null ? '—' : String(lock.fencingToken)),
+        element('td', { 'data-col': 'lease' }, leaseText(lock)),
+        element('td', { 'data-col': 'waiters' }, waiters || '—'),
+      );
+    }),
+  );
+}
+
+// ---- timeline ------------------------------------------------------------------------------
+
+function describeEvent(entry) {
+  const token = entry.fencingToken === undefined ? '' : ` · token ${entry.fencingToken}`;
+  const heldBy = entry.holder ? ` (held by ${entry.holder})` : '';
+  switch (entry.type) {
+    case 'acquired':
+      return `acquired ${entry.key}${token}`;
+    case 'released':
+      return `released ${entry.key}${token}`;
+    case 'waiting':
+      return `waiting for ${entry.key}${heldBy}`;
+    case 'contended':
+      // 'busy': tryAcquire found it held; 'timeout': waitMs ran out (0 for a skipped cron run).
+      return `did not get ${entry.key}${heldBy}: ${entry.reason}`;
+    case 'lost':
+      return `LOST ${entry.key}${token}: ${entry.reason ?? ''}`;
+    default:
+      return `${entry.type} ${entry.key}`;
+  }
+}
+
+function renderTimeline() {
+  const names = [
+    ...new Set([...state.replicas.map((r) => r.name), ...state.timeline.map((e) => e.replica)]),
+  ].sort();
+  const container = $('#timeline');
+  container.replaceChildren(
+    ...names.map((name) => {
+      const entries = state.timeline
+        .filter((e) => e.replica === name)
+        .slice(-TIMELINE_PER_REPLICA)
+        .reverse();
+      const headingId = `timeline-${name}`;
+      return element(
+        'section',
+        { 'aria-labelledby': headingId, 'data-timeline': name },
+        element('h3', { id: headingId }, name),
+        element(
+          'ol',
+          {},
+          ...entries.map((entry) =>
+            element(
+              'li',
+              { className: `ev-${entry.type}`, 'data-type': entry.type, 'data-key': entry.key },
+              element('time', { datetime: new Date(entry.at).toISOString() }, clock(entry.at)),
+              describeEvent(entry),
+            ),
+          ),
+        ),
+      );
+    }),
+  );
+}
+
+// ---- checks --------------------------------------------------------------------------------
+
+function summarise(result) {
+  if (result.kind === 'burst') {
+    const verdict = result.passed ? 'Passed' : 'FAILED';
+    const overlap = result.passed
+      ? `no two holders overlapped (${result.workEntries} charges checked on ${result.invoices.join(' and ')})`
+      : `${result.overlaps} overlaps: ${result.overlapDetails.join('; ')}`;
+    return {
+      verdict: `Burst #${result.number}: ${verdict}`,
+      detail:
+        `${overlap}; the ledger rejected ${result.staleRejected} stale writes ` +
+        `(${result.lateWrites} writes arrived late, ${result.lateAccepted} of them still current). ` +
+        `Answers: ${result.accepted} charged, ${result.timedOut} timed out waiting for the ledger, ${result.failed} failed. ` +
+        `Highest tokens: ${Object.entries(result.highestTokens)
+          .map(([id, token]) => `${id} ${token}`)
+          .join(', ')}.`,
+    };
+  }
+  const verdict = result.passed ? 'Passed' : 'FAILED';
+  const overlap = result.passed
+    ? `no two jobs of one customer overlapped (${result.workEntries} runs checked)`
+    : `${result.overlaps} overlaps: ${result.overlapDetails.join('; ')}`;
+  return {
+    verdict: `Jobs #${result.number}: ${verdict}`,
+    detail:
+      `${overlap}; ${result.completed} of ${result.jobs} completed, ${result.failed} failed; ` +
+      `${result.redelays} times a job found its customer locked and went back to the delayed set.`,
+  };
+}
+
+function renderResults() {
+  const list = $('#results');
+  list.replaceChildren(
+    ...state.results
+      .slice()
+      .reverse()
+      .map((result) => {
+        const { verdict, detail } = summarise(result);
+        return element(
+          'li',
+          {
+            className: result.passed ? 'passed' : 'failed',
+            'data-kind': result.kind,
+            'data-number': String(result.number),
+            'data-passed': String(result.passed),
+            'data-stale-rejected': String(result.staleRejected ?? ''),
+            'data-overlaps': String(result.overlaps),
+          },
+          element('span', { className: 'verdict' }, verdict),
+          ': ',
+          detail,
+        );
+      }),
+  );
+}
+
+function renderButtons() {
+  $('#burst').disabled = state.running.burst;
+  $('#burst').textContent = state.running.burst ? 'Burst running…' : 'Fire 20 parallel charges';
+  const jobs = $('#jobs');
+  jobs.disabled = state.running.jobs || !state.queueEnabled;
+  jobs.textContent = !state.queueEnabled
+    ? 'Queue off (no Redis)'
+    : state.running.jobs
+      ? 'Jobs running…'
+      : 'Enqueue 30 jobs over 3 customers';
+}
+
+function announce(text) {
+  $('#action-status').textContent = text;
+}
+
+// ---- actions -------------------------------------------------------------------------------
+
+async function post(path, pending, done) {
+  announce(pending);
+  try {
+    const response = await fetch(path, { method: 'POST' });
+    if (response.ok && done) announce(done);
+    if (!response.ok) {
+      const body = await response.json().catch(() => ({}));
+      announce(body.error ?? `The launcher answered ${response.status}.`);
+    }
+  } catch {
+    announce('The launcher did not answer; is it still running?');
+  }
+}
+
+$('#burst').addEventListener('click', () => post('/api/burst', 'Burst started: 20 charges in flight…'));
+$('#jobs').addEventListener('click', () =>
+  post('/api/jobs', 'Enqueued 30 jobs; waiting for them to finish…'),
+);
+
+// ---- the event stream ----------------------------------------------------------------------
+
+function syncClock(serverNow) {
+  if (typeof serverNow === 'number') state.clockOffset = serverNow - Date.now();
+}
+
+const source = new EventSource('/events');
+const listen = (type, handler) =>
+  source.addEventListener(type, (message) => handler(JSON.parse(message.data)));
+
+listen('snapshot', (snapshot) => {
+  syncClock(snapshot.serverNow);
+  Object.assign(state, {
+    replicas: snapshot.replicas,
+    locks: snapshot.locks,
+    timeline: snapshot.timeline,
+    results: snapshot.results,
+    running: snapshot.running,
+    queueEnabled: snapshot.queueEnabled,
+  });
+  $('#store').textContent = `Lock store: ${snapshot.store}. Lease: ${seconds(snapshot.leaseMs)}.`;
+  const notices = $('#notices');
+  notices.hidden = snapshot.notices.length === 0;
+  $('#notice-list').replaceChildren(...snapshot.notices.map((text) => element('li', {}, text)));
+  $('#connection').textContent = 'Live: connected to the launcher.';
+  $('#connection').classList.remove('offline');
+  renderReplicas();
+  renderLocks();
+  renderTimeline();
+  renderResults();
+  renderButtons();
+});
+
+listen('locks', ({ locks, serverNow }) => {
+  syncClock(serverNow);
+  state.locks = locks;
+  renderLocks();
+});
+
+let timelineQueued = false;
+listen('timeline', (entry) => {
+  state.timeline.push(entry);
+  if (state.timeline.length > 600) state.timeline.splice(0, state.timeline.length - 600);
+  // Bursts bring dozens of events at once: draw once per frame.
+  if (timelineQueued) return;
+  timelineQueued = true;
+  requestAnimationFrame(() => {
+    timelineQueued = false;
+    renderTimeline();
+  });
+});
+
+listen('replicas', ({ replicas, serverNow }) => {
+  syncClock(serverNow);
+  state.replicas = replicas;
+  renderReplicas();
+  renderTimeline();
+});
+
+listen('running', (running) => {
+  state.running = running;
+  renderButtons();
+});
+
+listen('result', (result) => {
+  state.results.push(result);
+  renderResults();
+  const { verdict, detail } = summarise(result);
+  announce(`${verdict}: ${detail}`);
+});
+
+source.addEventListener('error', () => {
+  $('#connection').textContent = 'Disconnected from the launcher; retrying…';
+  $('#connection').classList.add('offline');
+});
+
+// Lease countdowns and restart timers move on their own.
+setInterval(() => {
+  renderLocks();
+  tickReplicaStatuses();
+}, 250);
