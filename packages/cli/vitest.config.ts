@@ -1,3 +1,7 @@
+import { defineConfig, mergeConfig } from 'vitest/config';
 import { sharedTestConfig } from '../../vitest.shared.ts';
 
-export default sharedTestConfig;
+export default mergeConfig(
+  sharedTestConfig,
+  defineConfig({ test: { globalSetup: ['test/global-setup.ts'] } }),
+);

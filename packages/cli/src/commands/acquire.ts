@@ -1,0 +1,109 @@
+import { LockClient, LockLostError, LockTimeoutError } from '@latch/core';
+import { acquireReporting } from '../acquire-reporting.js';
+import type { Command } from '../cli-context.js';
+import { ExitCode } from '../exit-codes.js';
+import { githubOutputFile, writeGithubOutputs } from '../github-output.js';
+import { acquireFlags, DEFAULT_LEASE, DEFAULT_POLL, resolveAcquireSettings } from '../lock-flags.js';
+import { openStore } from '../open-store.js';
+import { parseFlags } from '../parse-flags.js';
+import { exitCodeForSignal, SignalTrap } from '../signal-trap.js';
+
+const help = `Usage: latch acquire [options]
+
+Acquires the lock and exits, leaving it held, for pipelines that lock in one job and unlock
+in a later one. Prints one JSON line:
+
+  {"key":"deploy/production","handle":"latch1....","fencingToken":7,
+   "acquiredAt":"2026-01-05T12:01:03.120Z","expiresAt":"2026-01-05T13:01:03.120Z"}
+
+Pass the handle to 'latch release --handle <handle>'. Nobody renews the lease after latch
+exits: choose a --lease longer than everything until the release; if the pipeline dies,
+the lock frees itself when the lease ends.
+
+Options:
+  --store <url>      s3://bucket/prefix, s3+list://bucket/prefix, dynamodb://table or memory:
+                     (default: $LATCH_STORE)
+  --name <name>      Lock name (default in GitHub Actions: $GITHUB_WORKFLOW/$GITHUB_JOB)
+  --lease <dur>      Lease length (default ${DEFAULT_LEASE})
+  --wait <dur>       How long to wait for the lock; 0 = one try (default: the lease)
+  --poll <dur>       Longest pause between two looks at a held lock (default ${DEFAULT_POLL})
+  --context <text>   Who and why, shown to waiters (default in GitHub Actions: the run)
+  --github-output    Also write key=, handle=, fencing-token=, acquired-at= and expires-at=
+                     lines to $GITHUB_OUTPUT (the step's outputs in GitHub Actions)
+  -h, --help         Show this help
+
+Exit codes: 0 acquired, 2 bad usage, 3 not acquired within --wait, 4 store error.`;
+
+export const acquireCommand: Command = {
+  name: 'acquire',
+  summary: 'Acquire the lock and print its handle (release it later with latch release)',
+  help,
+  async execute(args, ctx) {
+    const values = parseFlags('latch acquire', args, {
+      ...acquireFlags,
+      'github-output': { type: 'boolean' },
+    });
+    if (values.help) {
+      ctx.out(help);
+      return ExitCode.ok;
+    }
+    const settings = resolveAcquireSettings(values, ctx.env);
+    const outputFile = values['github-output'] ? githubOutputFile(ctx.env) : undefined;
+    const opened = await openStore(settings.store, ctx.env);
+    using signals = new SignalTrap();
+    try {
+      // No heartbeat: the lease must outlive this process, until another job releases it.
+      const locks = new LockClient({
+        store: opened.store,
+        leaseMs: settings.leaseMs,
+        pollMs: settings.pollMs,
+        heartbeatMs: false,
+      });
+      let lock: Awaited<ReturnType<typeof acquireReporting>>;
+      try {
+        lock = await acquireReporting(
+          locks,
+          { ...settings, heartbeatMs: false, signal: signals.signal },
+          ctx.err,
+        );
+      } catch (error) {
+        // An attempt may still be in flight: let it finish (and withdraw) before exiting.
+        if (error instanceof LockTimeoutError || signals.received) await opened.settle();
+        if (!signals.received) throw error;
+        ctx.err(`latch: ${signals.received} received while waiting for lock "${settings.name}"`);
+        return exitCodeForSignal(signals.received);
+      }
+      // The acquisition time as stored (Lock does not expose it): read it back.
+      const info = await locks.inspect(lock.key);
+      if (info.fencingToken !== lock.fencingToken || info.acquiredAt === undefined) {
+        throw new LockLostError(
+          lock.key,
+          'it was taken over right after being acquired; use a longer --lease',
+        );
+      }
+      const acquiredAt = new Date(info.acquiredAt).toISOString();
+      const expiresAt = lock.expiresAt === null ? null : new Date(lock.expiresAt).toISOString();
+      if (outputFile) {
+        writeGithubOutputs(outputFile, {
+          key: lock.key,
+          handle: lock.handle,
+          'fencing-token': String(lock.fencingToken),
+          'acquired-at': acquiredAt,
+          'expires-at': expiresAt ?? '',
+        });
+      }
+      ctx.out(
+        JSON.stringify({
+          key: lock.key,
+          handle: lock.handle,
+          fencingToken: lock.fencingToken,
+          acquiredAt,
+          expiresAt,
+        }),
+      );
+      return ExitCode.ok;
+    } finally {
+      opened.close();
+    }
+  },
+};

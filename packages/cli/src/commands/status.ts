@@ -1,0 +1,82 @@
+import { LockClient, type LockInfo } from '@latch/core';
+import type { Command } from '../cli-context.js';
+import { isoTime } from '../describe-holder.js';
+import { formatDuration } from '../duration.js';
+import { ExitCode } from '../exit-codes.js';
+import { resolveStoreSettings, storeFlags } from '../lock-flags.js';
+import { openStore } from '../open-store.js';
+import { parseFlags } from '../parse-flags.js';
+
+const help = `Usage: latch status [options]
+
+Shows whether the lock is free or held, and if held: by whom, with what context, since when
+and until when.
+
+Options:
+  --store <url>   s3://bucket/prefix, s3+list://bucket/prefix, dynamodb://table or memory:
+                  (default: $LATCH_STORE)
+  --name <name>   Lock name (default in GitHub Actions: $GITHUB_WORKFLOW/$GITHUB_JOB)
+  --json          Print one JSON line: {"key","state","fencingToken","owner","context",
+                  "acquiredAt","expiresAt"} (times in ISO 8601; holder fields only when held)
+  -h, --help      Show this help
+
+States: held; expired (the holder's lease ended and nobody has taken the lock over yet: the
+next acquire gets it); free.
+
+Exit codes: 0 shown (whatever the state), 2 bad usage, 4 store error.`;
+
+export const statusCommand: Command = {
+  name: 'status',
+  summary: 'Show who holds the lock, with what context, until when',
+  help,
+  async execute(args, ctx) {
+    const values = parseFlags('latch status', args, { ...storeFlags, json: { type: 'boolean' } });
+    if (values.help) {
+      ctx.out(help);
+      return ExitCode.ok;
+    }
+    const settings = resolveStoreSettings(values, ctx.env);
+    const opened = await openStore(settings.store, ctx.env);
+    try {
+      const info = await new LockClient({ store: opened.store }).inspect(settings.name);
+      if (values.json) ctx.out(JSON.stringify(toJson(info)));
+      else for (const line of describeInfo(info, Date.now())) ctx.out(line);
+      return ExitCode.ok;
+    } finally {
+      opened.close();
+    }
+  },
+};
+
+function toJson(info: LockInfo): Record<string, unknown> {
+  const json: Record<string, unknown> = { key: info.key, state: info.state, fencingToken: info.fencingToken };
+  if (info.state === 'free') return json;
+  json.owner = info.owner;
+  if (info.context !== undefined) json.context = info.context;
+  if (info.acquiredAt !== undefined) json.acquiredAt = new Date(info.acquiredAt).toISOString();
+  if (info.expiresAt !== undefined)
+    json.expiresAt = info.expiresAt === null ? null : new Date(info.expiresAt).toISOString();
+  return json;
+}
+
+function describeInfo(info: LockInfo, now: number): string[] {
+  if (info.state === 'free') {
+    const last = info.fencingToken > 0 ? ` (last fencing token ${info.fencingToken})` : '';
+    return [`lock "${info.key}": free${last}`];
+  }
+  const lines = [`lock "${info.key}": ${info.state}`, `  holder:        ${info.owner}`];
+  if (info.context !== undefined) lines.push(`  context:       ${info.context}`);
+  if (info.acquiredAt !== undefined) {
+    lines.push(
+      `  since:         ${isoTime(info.acquiredAt)} (${formatDuration(Math.max(0, now - info.acquiredAt))} ago)`,
+    );
+  }
+  if (info.expiresAt === null) lines.push('  lease ends:    never (fail-closed lock)');
+  else if (info.expiresAt !== undefined) {
+    const left = info.expiresAt - now;
+    const relative = left >= 0 ? `in ${formatDuration(left)}` : `${formatDuration(-left)} ago`;
+    lines.push(`  lease ends:    ${isoTime(info.expiresAt)} (${relative})`);
+  }
+  lines.push(`  fencing token: ${info.fencingToken}`);
+  return lines;
+}

@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import type { Env } from './aws-settings.js';
+import type { CliContext, Command } from './cli-context.js';
+import { acquireCommand } from './commands/acquire.js';
+import { releaseCommand } from './commands/release.js';
+import { runCommand } from './commands/run.js';
+import { statusCommand } from './commands/status.js';
+import { describeFailure } from './describe-failure.js';
+import { ExitCode } from './exit-codes.js';
+
+const COMMANDS: readonly Command[] = [runCommand, acquireCommand, releaseCommand, statusCommand];
+
+const HELP = `Usage: latch <command> [options]
+
+Distributed locks for CI pipelines and scripts, on Amazon S3 or DynamoDB: "only one deploy at
+a time", without writing code.
+
+Commands:
+${COMMANDS.map((command) => `  ${command.name.padEnd(9)}${command.summary}`).join('\n')}
+
+Stores (--store, or $LATCH_STORE):
+  s3://bucket/prefix        S3 conditional writes (recommended on Amazon S3)
+  s3+list://bucket/prefix   S3-compatible stores without conditional writes (weaker)
+  dynamodb://table          DynamoDB conditional writes (table with a string key "pk")
+  memory:                   in this process only, for tests
+
+AWS region, credentials and endpoint come from the standard AWS environment (AWS_REGION,
+AWS_PROFILE, AWS_ENDPOINT_URL, ...).
+
+Run 'latch <command> --help' for a command's options; 'latch --version' for the version.`;
+
+export interface MainOptions {
+  /** Receives stdout lines (default: process.stdout). */
+  out?: (line: string) => void;
+  /** Receives stderr lines (default: process.stderr). */
+  err?: (line: string) => void;
+}
+
+/**
+ * Runs the latch command line and resolves with the exit code; it never throws and never
+ * calls process.exit. `env` supplies latch's own settings (LATCH_STORE, GITHUB_*) and the
+ * environment of the command `latch run` starts; the AWS SDK reads its settings from
+ * process.env itself.
+ */
+export async function main(
+  argv: readonly string[],
+  env: Env = process.env,
+  options: MainOptions = {},
+): Promise<number> {
+  const ctx: CliContext = {
+    env,
+    out: options.out ?? ((line) => process.stdout.write(`${line}\n`)),
+    err: options.err ?? ((line) => process.stderr.write(`${line}\n`)),
+  };
+  const [first, ...rest] = argv;
+  let prefix = 'latch';
+  try {
+    if (first === undefined) {
+      ctx.err(HELP);
+      return ExitCode.usage;
+    }
+    if (first === '--help' || first === '-h') {
+      ctx.out(HELP);
+      return ExitCode.ok;
+    }
+    if (first === '--version' || first === '-v') {
+      ctx.out(version());
+      return ExitCode.ok;
+    }
+    if (first === 'help') {
+      const topic = rest[0] === undefined ? undefined : findCommand(rest[0]);
+      ctx.out(topic ? topic.help : HELP);
+      return ExitCode.ok;
+    }
+    const command = findCommand(first);
+    if (!command) {
+      ctx.err(
+        `latch: unknown command ${JSON.stringify(first)}; commands are ${COMMANDS.map((c) => c.name).join(', ')}. See 'latch --help'.`,
+      );
+      return ExitCode.usage;
+    }
+    prefix = `latch ${command.name}`;
+    return await command.execute([...rest], ctx);
+  } catch (error) {
+    const failure = describeFailure(error);
+    ctx.err(`${prefix}: ${failure.message}`);
+    return failure.code;
+  }
+}
+
+function findCommand(name: string): Command | undefined {
+  return COMMANDS.find((command) => command.name === name);
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}

@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import type { Backend } from '../helpers/backends.js';
+import { fixture, runCli, startCli, until } from '../helpers/cli-process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'latch-cli-run-'));
+const readLines = (file: string): string[] => {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+};
+
+/** The `latch run` tests, against the backend `current()` returns once the suite runs. */
+export function runScenarios(current: () => Backend): void {
+  describe('latch run', () => {
+    let backend: Backend;
+    beforeAll(() => {
+      backend = current();
+    });
+
+    test('two latch run in parallel never overlap, and each command gets its own fencing token', async () => {
+      const name = `deploy/${randomUUID()}`;
+      const log = join(dir, `${randomUUID()}.log`);
+      const runs = ['a', 'b'].map((label) =>
+        runCli(
+          [
+            'run',
+            '--store',
+            backend.store,
+            '--name',
+            name,
+            '--lease',
+            '10s',
+            '--poll',
+            '200ms',
+            '--',
+            ...fixture('append-lines.mjs', log, label),
+          ],
+          backend.env(),
+        ),
+      );
+      const results = await Promise.all(runs);
+      for (const result of results) expect(result).toMatchObject({ code: 0 });
+
+      const lines = readLines(log);
+      expect(lines).toHaveLength(4);
+      // Each start is followed directly by the end of the same command: no interleaving.
+      const [first, second] = [lines.slice(0, 2), lines.slice(2, 4)];
+      for (const pair of [first!, second!]) {
+        const [, label, token] = pair[0]!.split(' ');
+        expect(pair[0]).toMatch(/^start [ab] \d+$/);
+        expect(pair[1]).toBe(`end ${label}`);
+        expect(Number(token)).toBeGreaterThan(0);
+      }
+      const tokens = [first![0]!, second![0]!].map((line) => Number(line.split(' ')[2]));
+      expect(tokens[1]).toBeGreaterThan(tokens[0]!);
+      expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free' });
+      if (backend.counterTokens)
+        expect(await backend.locks.inspect(name)).toMatchObject({ fencingToken: tokens[1] });
+    });
+
+    test('a waiting run says who holds the lock, and starts only after the holder exits', async () => {
+      const name = `deploy/${randomUUID()}`;
+      const log = join(dir, `${randomUUID()}.log`);
+      const holdA = join(dir, `${randomUUID()}.go`);
+      const a = startCli(
+        [
+          'run',
+          '--store',
+          backend.store,
+          '--name',
+          name,
+          '--context',
+          'deploy of build 17',
+          '--',
+          ...fixture('append-lines.mjs', log, 'a', holdA),
+        ],
+        backend.env(),
+      );
+      await until(() => readLines(log).length === 1, 'the first command to start');
+      const b = startCli(
+        [
+          'run',
+          '--store',
+          backend.store,
+          '--name',
+          name,
+          '--poll',
+          '200ms',
+          '--',
+          ...fixture('append-lines.mjs', log, 'b'),
+        ],
+        backend.env(),
+      );
+      await until(() => b.stderr().includes('waiting'), 'the second run to report that it waits');
+      expect(b.stderr()).toMatch(
+        new RegExp(`waiting up to 15m for lock "${name}", held by deploy of build 17 \\(`),
+      );
+      expect(readLines(log)).toEqual([expect.stringMatching(/^start a /)]);
+
+      writeFileSync(holdA, 'go');
+      const [resultA, resultB] = await Promise.all([a.result, b.result]);
+      expect(resultA.code).toBe(0);
+      expect(resultB.code).toBe(0);
+      expect(readLines(log).map((line) => line.split(' ').slice(0, 2).join(' '))).toEqual([
+        'start a',
+        'end a',
+        'start b',
+        'end b',
+      ]);
+    });
+
+    test("a SIGKILLed holder's lock is taken over once its lease ends", async () => {
+      const name = `deploy/${randomUUID()}`;
+      const log = join(dir, `${randomUUID()}.log`);
+      const holder = startCli(
+        [
+          'run',
+          '--store',
+          backend.store,
+          '--name',
+          name,
+          '--lease',
+          '2s',
+          '--',
+          ...fixture('trap-signals.mjs', log, '0'),
+        ],
+        backend.env(),
+      );
+      await until(() => readLines(log).length === 1, 'the holder to start its command');
+      const [, pid, token] = readLines(log)[0]!.split(' ');
+      holder.child.kill('SIGKILL');
+      // latch cannot stop its command when it is SIGKILLed itself; the test does.
+      process.kill(Number(pid), 'SIGKILL');
+      expect((await holder.result).signal).toBe('SIGKILL');
+      expect(await backend.locks.inspect(name)).toMatchObject({ fencingToken: Number(token) });
+
+      const log2 = join(dir, `${randomUUID()}.log`);
+      const next = await runCli(
+        [
+          'run',
+          '--store',
+          backend.store,
+          '--name',
+          name,
+          '--lease',
+          '2s',
+          '--wait',
+          '30s',
+          '--poll',
+          '200ms',
+          '--',
+          ...fixture('append-lines.mjs', log2, 'next'),
+        ],
+        backend.env(),
+      );
+      expect(next.code).toBe(0);
+      const [started] = readLines(log2);
+      expect(Number(started!.split(' ')[2])).toBeGreaterThan(Number(token));
+      expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free' });
+    });
+  });
+}

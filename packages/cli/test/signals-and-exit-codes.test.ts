@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type Backend, startS3Backend } from './helpers/backends.js';
+import { fixture, runCli, startCli, until } from './helpers/cli-process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'latch-cli-signals-'));
+const readLines = (file: string): string[] => {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+};
+
+let backend: Backend;
+beforeAll(async () => {
+  backend = await startS3Backend();
+});
+afterAll(async () => {
+  await backend?.stop();
+});
+
+/** Starts `latch run` with a trap-signals command and waits until that command is running. */
+async function startHolding(name: string, extraFlags: string[], fixtureArgs: string[]) {
+  const log = join(dir, `${randomUUID()}.log`);
+  const cli = startCli(
+    [
+      'run',
+      '--store',
+      backend.store,
+      '--name',
+      name,
+      ...extraFlags,
+      '--',
+      ...fixture('trap-signals.mjs', log, ...fixtureArgs),
+    ],
+    backend.env(),
+  );
+  await until(() => readLines(log).length > 0, 'the command to start');
+  return { cli, log };
+}
+
+describe('signals', () => {
+  test('SIGTERM to latch reaches the command, whose exit code latch passes on; the lock is released', async () => {
+    const name = `job/${randomUUID()}`;
+    const { cli, log } = await startHolding(name, [], ['42']);
+    cli.child.kill('SIGTERM');
+    const result = await cli.result;
+    expect(readLines(log)).toEqual([expect.stringMatching(/^ready \d+ 1$/), 'got SIGTERM']);
+    expect(result.code).toBe(42);
+    expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free', fencingToken: 1 });
+  });
+
+  test('SIGINT to latch reaches the command; a command ended by the signal gives 128 + signo', async () => {
+    const name = `job/${randomUUID()}`;
+    const { cli } = await startHolding(name, [], ['0', '--default']);
+    cli.child.kill('SIGINT');
+    const result = await cli.result;
+    expect(result.code).toBe(130);
+    expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free' });
+  });
+
+  test('SIGTERM while waiting for the lock stops latch without running the command', async () => {
+    const name = `job/${randomUUID()}`;
+    const { cli: holder } = await startHolding(name, [], ['0']);
+    const log = join(dir, `${randomUUID()}.log`);
+    const waiter = startCli(
+      ['run', '--store', backend.store, '--name', name, '--', ...fixture('trap-signals.mjs', log, '0')],
+      backend.env(),
+    );
+    await until(() => waiter.stderr().includes('waiting'), 'the waiter to report that it waits');
+    waiter.child.kill('SIGTERM');
+    const result = await waiter.result;
+    expect(result.code).toBe(143);
+    expect(result.stderr).toContain('SIGTERM received while waiting for lock');
+    expect(readLines(log)).toEqual([]);
+    holder.child.kill('SIGTERM');
+    expect((await holder.result).code).toBe(0);
+  });
+});
+
+describe('exit codes', () => {
+  test.each([
+    { what: 'exits 0', script: 'process.exit(0)', expected: 0 },
+    { what: 'exits 7', script: 'process.exit(7)', expected: 7 },
+    { what: 'is killed by SIGKILL', script: "process.kill(process.pid, 'SIGKILL')", expected: 137 },
+  ])('a command that $what makes latch exit with $expected', async ({ script, expected }) => {
+    const name = `job/${randomUUID()}`;
+    const result = await runCli(
+      ['run', '--store', backend.store, '--name', name, '--', process.execPath, '-e', script],
+      backend.env(),
+    );
+    expect(result.code).toBe(expected);
+    expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free', fencingToken: 1 });
+  });
+
+  test('a command that does not exist gives 127 and releases the lock', async () => {
+    const name = `job/${randomUUID()}`;
+    const result = await runCli(
+      ['run', '--store', backend.store, '--name', name, '--', 'latch-test-no-such-command'],
+      backend.env(),
+    );
+    expect(result.code).toBe(127);
+    expect(result.stderr).toBe('latch: cannot run "latch-test-no-such-command": command not found\n');
+    expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free', fencingToken: 1 });
+  });
+
+  test('the command gets the fencing token in LATCH_FENCING_TOKEN', async () => {
+    const name = `job/${randomUUID()}`;
+    const printToken = 'console.log(process.env.LATCH_FENCING_TOKEN)';
+    const args = ['run', '--store', backend.store, '--name', name, '--', process.execPath, '-e', printToken];
+    expect((await runCli(args, backend.env())).stdout).toBe('1\n');
+    expect((await runCli(args, backend.env())).stdout).toBe('2\n');
+  });
+});
+
+describe('a lock lost while the command runs', () => {
+  test('latch says so, stops the command with SIGTERM and exits with 5', async () => {
+    const name = `job/${randomUUID()}`;
+    const { cli, log } = await startHolding(name, ['--lease', '3s'], ['0']);
+    // An operator frees the lock: the holder's next renewal finds the record changed.
+    expect(await backend.locks.forceRelease(name)).toBe(true);
+    const result = await cli.result;
+    expect(readLines(log)).toEqual([expect.stringMatching(/^ready /), 'got SIGTERM']);
+    expect(result.code).toBe(5);
+    expect(result.stderr).toMatch(
+      new RegExp(`^latch: Lock "${name}" was lost: .*; stopping the command with SIGTERM$`, 'm'),
+    );
+    expect(result.stderr).toMatch(/exiting with 5 because the lock was lost \(the command exited with 0\)/);
+  });
+});
