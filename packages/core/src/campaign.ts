@@ -54,7 +54,7 @@ export function startCampaign<T>(client: LockClient, key: string, options: Campa
           signal: stopping.signal,
         });
       } catch (error) {
-        if (stopping.signal.aborted) break;
+        if (stopping.signal.aborted || client.closed) break;
         report(error);
         await sleep(Math.min(100 * 2 ** failures++, 5000), stopping.signal).catch(() => undefined);
         continue;

@@ -26,10 +26,16 @@ export class LockTimeoutError extends LockError {
   readonly waitedMs: number;
   readonly holder: HolderSummary | undefined;
 
-  constructor(key: string, waitedMs: number, holder: HolderSummary | undefined) {
+  constructor(
+    key: string,
+    waitedMs: number,
+    holder: HolderSummary | undefined,
+    options?: { cause?: unknown },
+  ) {
     super(
       'LOCK_TIMEOUT',
-      `Timed out after ${waitedMs} ms waiting for lock "${key}"${describeHolder(holder)}`,
+      `Timed out after ${waitedMs} ms waiting for lock "${key}"${describeHolder(holder)}${options?.cause ? ` (the store kept failing: ${(options.cause as Error).message})` : ''}`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
     );
     this.key = key;
     this.waitedMs = waitedMs;

@@ -42,3 +42,8 @@ export function decodeHandle(handle: unknown): HandleFields {
     'Malformed lock handle: it was truncated or altered; pass lock.handle unchanged.',
   );
 }
+
+/** The lock key a handle belongs to, for releasing by handle alone. Throws LockConfigError for anything but a handle. */
+export function keyOfHandle(handle: string): string {
+  return decodeHandle(handle).key;
+}

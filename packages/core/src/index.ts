@@ -10,6 +10,7 @@ export {
   LockStoreError,
   LockTimeoutError,
 } from './errors.js';
+export { keyOfHandle } from './handle.js';
 export { type LockHttpAnswer, lockErrorToHttp, type ProblemDetails } from './http-problem.js';
 export type { LeaseStrategy } from './lease-engine.js';
 export { Lock } from './lock.js';

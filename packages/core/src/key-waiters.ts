@@ -23,6 +23,8 @@ export class KeyWaiters {
   polling = false;
   /** Latest record seen by the poller, for timeout messages. */
   lastSeen: VersionedRecord | null | undefined;
+  /** The poller's last store failure, cleared by the next answer: the cause of a timeout. */
+  lastError: unknown;
   private wakeUp: (() => void) | undefined;
 
   constructor(readonly key: string) {}

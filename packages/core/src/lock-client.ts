@@ -110,6 +110,9 @@ export class LockClient implements LockHost {
   readonly settings: ResolvedClientSettings;
   private readonly keys = new Map<string, KeyWaiters>();
   private readonly onEvent: LockEventListener | undefined;
+  /** Store work this client started and nobody awaits any more (pollers, late releases): close() waits for it. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private closing: Promise<void> | undefined;
 
   constructor(options: LockClientOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -155,9 +158,10 @@ export class LockClient implements LockHost {
   /** Acquires `key`, waiting up to `waitMs` (default: until acquired or `signal` aborts). */
   async acquire<T = unknown>(key: string, options: AcquireOptions = {}): Promise<Lock<T>> {
     const request = this.prepare(key, options);
+    this.throwIfClosed();
     const waitMs = checkWait('waitMs', options.waitMs ?? Number.POSITIVE_INFINITY);
     if (waitMs === 0) {
-      const attempt = await this.tryOnce(key, request);
+      const attempt = await this.track(this.tryOnce(key, request));
       if (attempt.lock) return attempt.lock as Lock<T>;
       this.report({ type: 'contended', key, reason: 'timeout', holder: attempt.holder });
       throw new LockTimeoutError(key, 0, attempt.holder);
@@ -171,7 +175,8 @@ export class LockClient implements LockHost {
     options: Omit<AcquireOptions, 'waitMs' | 'signal'> = {},
   ): Promise<Lock<T> | null> {
     const request = this.prepare(key, options);
-    const attempt = await this.tryOnce(key, request);
+    this.throwIfClosed();
+    const attempt = await this.track(this.tryOnce(key, request));
     if (attempt.lock) return attempt.lock as Lock<T>;
     this.report({ type: 'contended', key, reason: 'busy', holder: attempt.holder });
     return null;
@@ -274,6 +279,45 @@ export class LockClient implements LockHost {
       context: options.context,
     });
     return startCampaign(this, key, options);
+  }
+
+  /**
+   * Shuts the client down before the process exits: waiting acquires reject with a
+   * LockStoreError (code LOCK_CLIENT_CLOSED), requests still in flight are awaited (an attempt
+   * that lands after its caller gave up is released, not left holding the lock for a lease),
+   * then every lock this client still holds is released. Later calls to acquire reject the same
+   * way. Calling it again returns the same promise.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  /** True once close() was called. */
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  private async shutDown(): Promise<void> {
+    const error = closedError();
+    for (const waiters of this.keys.values()) {
+      for (const waiter of [...waiters.waiters]) waiter.reject(error);
+      waiters.wake();
+    }
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    const held = [...this.keys.values()].flatMap((waiters) => (waiters.holder ? [waiters.holder] : []));
+    await Promise.allSettled(held.map((lock) => lock.release()));
+  }
+
+  private throwIfClosed(): void {
+    if (this.closing) throw closedError();
+  }
+
+  private track<R>(work: Promise<R>): Promise<R> {
+    this.inFlight.add(work);
+    const forget = () => this.inFlight.delete(work);
+    work.then(forget, forget);
+    return work;
   }
 
   // ---- LockHost -------------------------------------------------------------------------
@@ -425,7 +469,8 @@ export class LockClient implements LockHost {
             settle(() => {
               const holder = this.holderSummary(key);
               this.report({ type: 'contended', key, reason: 'timeout', holder });
-              reject(new LockTimeoutError(key, waitMs, holder));
+              // If the store kept failing, say so: the lock may not even be held.
+              reject(new LockTimeoutError(key, waitMs, holder, { cause: waiters.lastError }));
             }),
           waitMs,
         );
@@ -441,9 +486,9 @@ export class LockClient implements LockHost {
   private ensurePolling(waiters: KeyWaiters): void {
     if (waiters.polling) return;
     waiters.polling = true;
-    void this.poll(waiters).finally(() => {
+    void this.track(this.poll(waiters)).finally(() => {
       waiters.polling = false;
-      if (waiters.head() && !waiters.holder) this.ensurePolling(waiters);
+      if (waiters.head() && !waiters.holder && !this.closing) this.ensurePolling(waiters);
       else this.forgetIfIdle(waiters);
     });
   }
@@ -467,9 +512,11 @@ export class LockClient implements LockHost {
           for (const waiter of [...waiters.waiters]) waiter.reject(error);
           return;
         }
+        waiters.lastError = error;
         await waiters.nap(backoffMs(this.engine.retry, Math.min(attempt++, 8)));
         continue;
       }
+      waiters.lastError = undefined;
       if (result.lease) {
         attempt = 0;
         this.deliver(waiters, head, result.lease);
@@ -502,7 +549,8 @@ export class LockClient implements LockHost {
       waiter.resolve(lock);
       return;
     }
-    void lock.release().catch(() => undefined);
+    // The waiter gave up while its claim was in flight: free the lock at once.
+    void this.track(lock.release().catch(() => undefined));
   }
 
   private adoptLock(lease: LeaseState, settings: LockSettings): Lock<unknown> {
@@ -590,4 +638,11 @@ function resolveHeartbeat(value: number | false | undefined, leaseMs: number, na
 function pollDelay(attempt: number, maxMs: number): number {
   const ceiling = Math.min(maxMs, 20 * 2 ** attempt);
   return Math.max(5, Math.round(ceiling * (0.5 + Math.random() * 0.5)));
+}
+
+function closedError(): LockStoreError {
+  return new LockStoreError('This LockClient was closed; create a new one to lock again.', {
+    retryable: false,
+    code: 'LOCK_CLIENT_CLOSED',
+  });
 }

@@ -80,6 +80,11 @@ export class Lock<T = unknown> {
     return this.lease.record.holder?.expiresAt ?? null;
   }
 
+  /** Wall-clock time this acquisition began (ms since epoch), as stored. */
+  get acquiredAt(): number {
+    return this.lease.record.holder?.acquiredAt ?? 0;
+  }
+
   /** The human-readable context stored with the lock. */
   get context(): string | undefined {
     return this.lease.record.holder?.context;

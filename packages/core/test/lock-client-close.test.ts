@@ -1,0 +1,106 @@
+import { expect, test } from 'vitest';
+import {
+  keyOfHandle,
+  LockClient,
+  type LockStore,
+  LockStoreError,
+  LockTimeoutError,
+  memoryStore,
+} from '../src/index.js';
+
+/** A memory store whose writes wait until `open()` is called, to hold a claim in flight. */
+function gatedStore() {
+  const inner = memoryStore();
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const store: LockStore = {
+    ...inner,
+    write: async (...args) => {
+      await gate;
+      return inner.write(...args);
+    },
+  };
+  return { inner, store, open };
+}
+
+test('close() waits for a claim that lands after its caller gave up, and frees that lock', async () => {
+  const { inner, store, open } = gatedStore();
+  const locks = new LockClient({ store });
+  const abort = new AbortController();
+  const acquiring = locks.acquire('deploy', { signal: abort.signal });
+  abort.abort(new Error('gave up'));
+  await expect(acquiring).rejects.toThrow('gave up');
+
+  let closed = false;
+  const closing = locks.close().then(() => {
+    closed = true;
+  });
+  await new Promise((r) => setTimeout(r, 50));
+  expect(closed).toBe(false); // the claim is still in flight
+  open();
+  await closing;
+  const info = await new LockClient({ store: inner }).inspect('deploy');
+  expect(info).toMatchObject({ state: 'free', fencingToken: 1 });
+});
+
+test('close() rejects waiting acquires, releases held locks, and refuses new work', async () => {
+  const store = memoryStore();
+  const other = new LockClient({ store });
+  const held = await other.acquire('report');
+  const locks = new LockClient({ store, pollMs: 20 });
+  const mine = await locks.acquire('invoice:1');
+  const waiting = locks.acquire('report').catch((error: unknown) => error);
+
+  await locks.close();
+  expect(await waiting).toMatchObject({ code: 'LOCK_CLIENT_CLOSED' });
+  expect(mine.isHeld).toBe(false);
+  expect((await other.inspect('invoice:1')).state).toBe('free');
+  expect(locks.closed).toBe(true);
+  await expect(locks.acquire('x')).rejects.toBeInstanceOf(LockStoreError);
+  await expect(locks.tryAcquire('x')).rejects.toMatchObject({ code: 'LOCK_CLIENT_CLOSED' });
+  expect(locks.close()).toBe(locks.close());
+  await held.release();
+});
+
+test('a campaign ends when its client is closed', async () => {
+  const store = memoryStore();
+  const blocker = await new LockClient({ store }).acquire('leader');
+  const locks = new LockClient({ store, pollMs: 20 });
+  const campaign = locks.campaign('leader', { onElected: () => undefined });
+  await new Promise((r) => setTimeout(r, 50));
+  await locks.close();
+  await campaign.stop();
+  expect(campaign.isLeader).toBe(false);
+  await blocker.release();
+});
+
+test('a wait that times out while the store keeps failing says so in its cause', async () => {
+  const inner = memoryStore();
+  const failing: LockStore = {
+    ...inner,
+    read: async () => {
+      throw new LockStoreError('connection refused', { retryable: true });
+    },
+    write: async () => {
+      throw new LockStoreError('connection refused', { retryable: true });
+    },
+  };
+  const locks = new LockClient({ store: failing, retry: { attempts: 1, baseMs: 5, maxMs: 10 } });
+  const error = await locks.acquire('k', { waitMs: 200 }).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(LockTimeoutError);
+  expect((error as Error).cause).toBeInstanceOf(LockStoreError);
+  expect((error as Error).message).toContain('the store kept failing: connection refused');
+});
+
+test('a lock tells when it was acquired, and a handle tells its key', async () => {
+  const locks = new LockClient({ store: memoryStore() });
+  const before = Date.now();
+  const lock = await locks.acquire('pipeline/deploy');
+  expect(lock.acquiredAt).toBeGreaterThanOrEqual(before);
+  expect(lock.acquiredAt).toBeLessThanOrEqual(Date.now());
+  expect(keyOfHandle(lock.handle)).toBe('pipeline/deploy');
+  expect(() => keyOfHandle('nope')).toThrow(/Not a lock handle/);
+  await lock.release();
+});
