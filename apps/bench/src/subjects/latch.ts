@@ -1,0 +1,72 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import {
+  dynamoStore,
+  type LeaseStrategy,
+  LockClient,
+  type LockStore,
+  memoryStore,
+  s3ListStore,
+  s3Store,
+} from '@latch/core';
+import { type BackendEndpoints, LOCAL_CREDENTIALS, LOCAL_REGION } from '../backend-endpoints.js';
+import { RequestTally } from '../counting/request-tally.js';
+import { countSdkV3Requests } from '../counting/sdk-v3.js';
+import { countStoreCalls } from '../counting/store.js';
+import type { LockSubject } from './lock-subject.js';
+
+type LatchBackend = 'memory' | 's3' | 'dynamodb' | 's3-list';
+
+/** Latch's LockClient with default settings over one of its stores. */
+export function openLatch(backend: LatchBackend, backends: BackendEndpoints): LockSubject {
+  const requests = new RequestTally();
+  const { store, close } = openStore(backend, backends, requests);
+  const locks = new LockClient({ store });
+  return {
+    requests,
+    async acquire(key, signal) {
+      const lock = await locks.acquire(key, { signal });
+      return { release: () => lock.release() };
+    },
+    close: async () => close(),
+  };
+}
+
+function openStore(
+  backend: LatchBackend,
+  backends: BackendEndpoints,
+  requests: RequestTally,
+): { store: LockStore | LeaseStrategy; close: () => void } {
+  switch (backend) {
+    case 'memory':
+      return { store: countStoreCalls(memoryStore(), requests), close: () => undefined };
+    case 's3':
+    case 's3-list': {
+      const target = backend === 's3' ? backends.s3 : backends.s3Plain;
+      if (!target) throw new Error(`The ${backend} subject needs its S3 server.`);
+      const client = new S3Client({
+        endpoint: target.endpoint,
+        forcePathStyle: true,
+        region: LOCAL_REGION,
+        credentials: LOCAL_CREDENTIALS,
+      });
+      countSdkV3Requests(client, requests);
+      const options = { client, bucket: target.bucket, prefix: 'latch/' };
+      const store = backend === 's3' ? s3Store(options) : s3ListStore(options);
+      return { store, close: () => client.destroy() };
+    }
+    case 'dynamodb': {
+      if (!backends.dynamodb) throw new Error('The latch-dynamodb subject needs DynamoDB Local.');
+      const client = new DynamoDBClient({
+        endpoint: backends.dynamodb.endpoint,
+        region: LOCAL_REGION,
+        credentials: LOCAL_CREDENTIALS,
+      });
+      countSdkV3Requests(client, requests);
+      return {
+        store: dynamoStore({ client, table: backends.dynamodb.tables.latch }),
+        close: () => client.destroy(),
+      };
+    }
+  }
+}

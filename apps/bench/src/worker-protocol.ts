@@ -1,0 +1,84 @@
+import type { BackendEndpoints } from './backend-endpoints.js';
+import type { RequestCounts } from './counting/request-tally.js';
+import type { HoldInterval } from './overlap.js';
+import type { SubjectId } from './subjects/catalog.js';
+
+/** What one worker process is asked to do: one scenario, one subject. */
+export type WorkerTask = UncontendedTask | ContentionTask | RenewalTask;
+
+interface TaskBase {
+  subject: SubjectId;
+  backends: BackendEndpoints;
+  /** Prefix of every lock key, unique to this run and scenario. */
+  keyPrefix: string;
+}
+
+export interface UncontendedTask extends TaskBase {
+  scenario: 'uncontended';
+  cycles: number;
+  warmupCycles: number;
+  /** Stop early after this long, with the cycles done so far. */
+  maxMs: number;
+}
+
+/** Contenders looping acquire / hold / release until the window closes (hand-off, many keys). */
+export interface ContentionTask extends TaskBase {
+  scenario: 'handoff' | 'many-keys';
+  contenders: number;
+  /** Number of keys to pick from at random (1 = everyone on one key). */
+  keys: number;
+  holdMs: number;
+  /** Names this process's contenders: "p0c3". */
+  processIndex: number;
+}
+
+export interface RenewalTask extends TaskBase {
+  scenario: 'renewal';
+  locks: number;
+  /** Pause after acquiring all locks, before counting starts. */
+  settleMs: number;
+  windowMs: number;
+}
+
+/** One completed acquisition, with how long the contender waited for it. */
+export interface Acquisition extends HoldInterval {
+  waitMs: number;
+}
+
+export interface UncontendedOutput {
+  scenario: 'uncontended';
+  cycleMs: number[];
+  requests: RequestCounts;
+  intervals: HoldInterval[];
+}
+
+export interface ContentionOutput {
+  scenario: 'handoff' | 'many-keys';
+  acquisitions: Acquisition[];
+  /** How long each contender still waiting when the window closed had waited by then. */
+  unfinishedWaitsMs: number[];
+  /** Requests sent between the window's start and end. */
+  requests: RequestCounts;
+  /** Releases that failed (the library threw); the lock was still recorded as held until then. */
+  releaseErrors: number;
+  /** CPU time this worker process used during the window (user + system), in ms. */
+  cpuMs: number;
+}
+
+export interface RenewalOutput {
+  scenario: 'renewal';
+  requests: RequestCounts;
+  windowMs: number;
+  held: number;
+}
+
+export type WorkerOutput = UncontendedOutput | ContentionOutput | RenewalOutput;
+
+/** Parent to worker. `startAt` / `endAt` are on the shared monotonic clock (clock.ts). */
+export type ToWorker = { type: 'task'; task: WorkerTask } | { type: 'go'; startAt: number; endAt: number };
+
+/** Worker to parent. */
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'done'; output: WorkerOutput }
+  | { type: 'failed'; message: string };
