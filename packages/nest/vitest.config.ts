@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import swc from 'unplugin-swc';
 import { defineConfig, mergeConfig } from 'vitest/config';
 import { sharedTestConfig } from '../../vitest.shared.ts';
@@ -7,5 +8,7 @@ export default mergeConfig(
   sharedTestConfig,
   defineConfig({
     plugins: [swc.vite({ module: { type: 'es6' } })],
+    // The examples import the package by name, as users do.
+    resolve: { alias: { '@latch/nest': fileURLToPath(new URL('./src/index.ts', import.meta.url)) } },
   }),
 );

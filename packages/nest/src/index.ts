@@ -1,1 +1,10 @@
-export {};
+export { currentLock } from './current-lock.js';
+export type { LockKey } from './key-template.js';
+export { LockModule } from './lock.module.js';
+export { LockService } from './lock.service.js';
+export { LockExceptionFilter } from './lock-exception.filter.js';
+export type { LockModuleAsyncOptions, LockModuleOptions, LockModuleSettings } from './lock-module-options.js';
+export { Locked } from './locked.decorator.js';
+export { LockedException } from './locked.exception.js';
+export type { LockedDefaults, LockedOptions, OnLocked } from './locked-options.js';
+export { DEFAULT_LOCK_CLIENT, getLockServiceToken, InjectLockService } from './tokens.js';

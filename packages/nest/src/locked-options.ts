@@ -1,0 +1,130 @@
+import { LockConfigError } from '@latch/core';
+import { describeValue } from './describe-value.js';
+
+/**
+ * What a `@Locked()` method does when another holder has the lock:
+ * - `'wait'`: wait up to `waitMs`, then reject with a LockedException;
+ * - `'skip'`: return `undefined` at once without running (for `@Cron()` jobs every replica fires);
+ * - `'throw'`: reject at once with a LockedException (HTTP 423 Locked with Retry-After).
+ */
+export type OnLocked = 'wait' | 'skip' | 'throw';
+
+/** Settings a `LockModule` gives every `@Locked()` method that uses its client; each method may override them. */
+export interface LockedDefaults {
+  /** Default `'wait'`. */
+  onLocked?: OnLocked;
+  /** How long `'wait'` waits, in ms (default: until acquired, as `LockClient.acquire`). */
+  waitMs?: number;
+  /** Lease length, in ms (default: the client's `leaseMs`). */
+  leaseMs?: number;
+  /** Keep the lock at least this long after acquiring, even when the method returns sooner. */
+  lockAtLeastMs?: number;
+}
+
+/** Options of `@Locked(key, options)`. */
+export interface LockedOptions extends LockedDefaults {
+  /** Which `LockModule.forRoot({ name })` client to use (default: the one registered without a name). */
+  client?: string;
+  /** Who and why, shown to waiters and by `inspect` (default: `"ClassName.method"`). */
+  context?: string;
+}
+
+const ON_LOCKED: readonly OnLocked[] = ['wait', 'skip', 'throw'];
+const DEFAULT_KEYS = ['onLocked', 'waitMs', 'leaseMs', 'lockAtLeastMs'] as const;
+const OPTION_KEYS = [...DEFAULT_KEYS, 'client', 'context'] as const;
+
+/** Checks `@Locked()` options when the decorator is applied, so mistakes fail at startup. */
+export function checkLockedOptions(options: unknown, where: string): LockedOptions {
+  const label = `@Locked() on ${where}`;
+  const checked = checkShape(options, OPTION_KEYS, label) as LockedOptions;
+  checkDefaults(checked, label);
+  if (checked.client !== undefined && (typeof checked.client !== 'string' || checked.client.length === 0)) {
+    throw new LockConfigError(
+      `${label}: client must be the name given to LockModule.forRoot({ name }), got ${describeValue(checked.client)}.`,
+    );
+  }
+  if (
+    checked.context !== undefined &&
+    (typeof checked.context !== 'string' || checked.context.length > 1024)
+  ) {
+    throw new LockConfigError(
+      `${label}: context must be a string of at most 1024 characters, got ${describeValue(checked.context)}.`,
+    );
+  }
+  return checked;
+}
+
+/** Checks the `defaults` given to `LockModule.forRoot()`. */
+export function checkLockedDefaults(defaults: unknown, label: string): LockedDefaults {
+  const checked = checkShape(defaults, DEFAULT_KEYS, `${label} defaults`) as LockedDefaults;
+  checkDefaults(checked, `${label} defaults`);
+  return checked;
+}
+
+function checkShape(value: unknown, known: readonly string[], label: string): Record<string, unknown> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new LockConfigError(`${label}: options must be an object, got ${describeValue(value)}.`);
+  }
+  const unknown = Object.keys(value).filter((key) => !known.includes(key));
+  if (unknown.length > 0) {
+    throw new LockConfigError(
+      `${label}: unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `'${key}'`).join(', ')}; the options are ${known.join(', ')}.`,
+    );
+  }
+  return value as Record<string, unknown>;
+}
+
+function checkDefaults(options: LockedDefaults, label: string): void {
+  if (options.onLocked !== undefined && !ON_LOCKED.includes(options.onLocked)) {
+    throw new LockConfigError(
+      `${label}: onLocked must be 'wait', 'skip' or 'throw', got ${describeValue(options.onLocked)}.`,
+    );
+  }
+  if (options.waitMs !== undefined) {
+    if (typeof options.waitMs !== 'number' || Number.isNaN(options.waitMs) || options.waitMs < 0) {
+      throw new LockConfigError(
+        `${label}: waitMs must be a number of milliseconds >= 0 (or Infinity), got ${describeValue(options.waitMs)}.`,
+      );
+    }
+    if (options.onLocked === 'skip' || options.onLocked === 'throw') {
+      throw new LockConfigError(
+        `${label}: waitMs applies only to onLocked: 'wait'; '${options.onLocked}' never waits. Remove waitMs, or use onLocked: 'wait'.`,
+      );
+    }
+  }
+  if (options.leaseMs !== undefined && !isDuration(options.leaseMs, true)) {
+    throw new LockConfigError(
+      `${label}: leaseMs must be a number of milliseconds > 0 (or Infinity for a lock that never expires), got ${describeValue(options.leaseMs)}.`,
+    );
+  }
+  if (options.lockAtLeastMs !== undefined && !isDuration(options.lockAtLeastMs, false)) {
+    throw new LockConfigError(
+      `${label}: lockAtLeastMs must be a finite number of milliseconds > 0, got ${describeValue(options.lockAtLeastMs)}.`,
+    );
+  }
+}
+
+function isDuration(value: unknown, allowInfinity: boolean): boolean {
+  if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) return false;
+  return allowInfinity || Number.isFinite(value);
+}
+
+/** The options a call acts on: the method's own, then its client's defaults. */
+export interface ResolvedLockedOptions {
+  onLocked: OnLocked;
+  waitMs: number | undefined;
+  leaseMs: number | undefined;
+  lockAtLeastMs: number | undefined;
+}
+
+export function resolveLockedOptions(own: LockedOptions, defaults: LockedDefaults): ResolvedLockedOptions {
+  // A method that names waitMs asks to wait, whatever the module's default onLocked.
+  const onLocked = own.onLocked ?? (own.waitMs !== undefined ? 'wait' : (defaults.onLocked ?? 'wait'));
+  return {
+    onLocked,
+    waitMs: onLocked === 'wait' ? (own.waitMs ?? defaults.waitMs) : 0,
+    leaseMs: own.leaseMs ?? defaults.leaseMs,
+    lockAtLeastMs: own.lockAtLeastMs ?? defaults.lockAtLeastMs,
+  };
+}

@@ -1,0 +1,26 @@
+import { type LockTimeoutError, lockErrorToHttp } from '@latch/core';
+import { HttpException } from '@nestjs/common';
+
+/**
+ * A `@Locked()` method could not get its lock (`onLocked: 'throw'` at once, `'wait'` after
+ * `waitMs`). An HttpException for 423 Locked with an RFC 9457 problem body; the
+ * LockExceptionFilter that LockModule registers adds its `headers` (Retry-After,
+ * Content-Type: application/problem+json). `cause` is core's LockTimeoutError.
+ */
+export class LockedException extends HttpException {
+  /** The lock key that was held. */
+  readonly key: string;
+  /** Headers of the HTTP answer: Retry-After (when the holder's lease end is known) and Content-Type. */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(cause: LockTimeoutError, now: number = Date.now()) {
+    // lockErrorToHttp answers every LockTimeoutError, so the fallback is never used.
+    const answer = lockErrorToHttp(cause, now) ?? { status: 423, headers: {}, body: {} };
+    super(answer.body, answer.status, { cause });
+    this.name = 'LockedException';
+    // Logs should say who holds the lock; the HTTP body never does.
+    this.message = cause.message;
+    this.key = cause.key;
+    this.headers = answer.headers;
+  }
+}
