@@ -1,24 +1,15 @@
 import type { LockClientOptions } from '@latch/core';
 import { dynamoStore, memoryStore, s3ListStore, s3Store } from '@latch/core';
 import { type Env, s3PathStyle } from './aws-settings.js';
-import { RequestTracker } from './request-tracker.js';
 import type { StoreUrl } from './store-url.js';
 
 /** A firewalled endpoint should fail with a clear message, not hang the pipeline. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
-/**
- * Quiet time that means the lock client's last attempt is over: longer than any pause inside
- * one attempt (the s3+list strategy waits 500 ms between its upload and its listing).
- */
-const ATTEMPT_QUIET_MS = 2000;
-const ATTEMPT_WAIT_CAP_MS = 15_000;
-
 /** A store and the SDK client behind it, which must be closed so the process can exit. */
 export interface OpenedStore {
   store: LockClientOptions['store'];
-  /** Waits until the store has had no request in flight for a while: see RequestTracker. */
-  settle(): Promise<void>;
+  /** Destroys the SDK client; call it after the LockClient on this store was closed. */
   close(): void;
 }
 
@@ -28,33 +19,29 @@ export interface OpenedStore {
  */
 export async function openStore(url: StoreUrl, env: Env): Promise<OpenedStore> {
   const requestHandler = { connectionTimeout: CONNECT_TIMEOUT_MS };
-  const tracker = new RequestTracker();
-  const settle = () => tracker.quiet(ATTEMPT_QUIET_MS, ATTEMPT_WAIT_CAP_MS);
   switch (url.kind) {
     case 'memory':
-      return { store: memoryStore(), settle: async () => {}, close() {} };
+      return { store: memoryStore(), close() {} };
     case 's3': {
       const { S3Client } = await import('@aws-sdk/client-s3');
-      const client = tracker.track(new S3Client({ forcePathStyle: s3PathStyle(env), requestHandler }));
+      const client = new S3Client({ forcePathStyle: s3PathStyle(env), requestHandler });
       return {
         store: s3Store({ client, bucket: url.bucket, prefix: url.prefix }),
-        settle,
         close: () => client.destroy(),
       };
     }
     case 's3+list': {
       const { S3Client } = await import('@aws-sdk/client-s3');
-      const client = tracker.track(new S3Client({ forcePathStyle: s3PathStyle(env), requestHandler }));
+      const client = new S3Client({ forcePathStyle: s3PathStyle(env), requestHandler });
       return {
         store: s3ListStore({ client, bucket: url.bucket, prefix: url.prefix }),
-        settle,
         close: () => client.destroy(),
       };
     }
     case 'dynamodb': {
       const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
-      const client = tracker.track(new DynamoDBClient({ requestHandler }));
-      return { store: dynamoStore({ client, table: url.table }), settle, close: () => client.destroy() };
+      const client = new DynamoDBClient({ requestHandler });
+      return { store: dynamoStore({ client, table: url.table }), close: () => client.destroy() };
     }
   }
 }

@@ -96,10 +96,10 @@ const USAGE_MISTAKES = [
     line: 'latch release: Not a lock handle: expected the string from lock.handle (it starts with "latch1.").',
   },
   {
-    what: 'release by handle alone on an s3+list store',
+    what: 'a truncated handle',
     args: ['release', '--store', 's3+list://ci-locks', '--handle', 'latch1.x'],
     code: 2,
-    line: 'latch release: with an s3+list:// store, pass the lock name too: --name <name> --handle <handle>.',
+    line: 'latch release: Malformed lock handle: it was truncated or altered; pass lock.handle unchanged.',
   },
   {
     what: 'an unknown command',

@@ -79,6 +79,7 @@ describe('signals', () => {
     expect(readLines(log)).toEqual([]);
     holder.child.kill('SIGTERM');
     expect((await holder.result).code).toBe(0);
+    expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free', fencingToken: 1 });
   });
 });
 

@@ -1,4 +1,4 @@
-import { LockClient, LockLostError, LockTimeoutError } from '@latch/core';
+import { type Lock, LockClient } from '@latch/core';
 import { acquireReporting } from '../acquire-reporting.js';
 import type { Command } from '../cli-context.js';
 import { ExitCode } from '../exit-codes.js';
@@ -51,15 +51,17 @@ export const acquireCommand: Command = {
     const outputFile = values['github-output'] ? githubOutputFile(ctx.env) : undefined;
     const opened = await openStore(settings.store, ctx.env);
     using signals = new SignalTrap();
+    let locks: LockClient | undefined;
+    let handedOut = false;
     try {
       // No heartbeat: the lease must outlive this process, until another job releases it.
-      const locks = new LockClient({
+      locks = new LockClient({
         store: opened.store,
         leaseMs: settings.leaseMs,
         pollMs: settings.pollMs,
         heartbeatMs: false,
       });
-      let lock: Awaited<ReturnType<typeof acquireReporting>>;
+      let lock: Lock;
       try {
         lock = await acquireReporting(
           locks,
@@ -67,21 +69,11 @@ export const acquireCommand: Command = {
           ctx.err,
         );
       } catch (error) {
-        // An attempt may still be in flight: let it finish (and withdraw) before exiting.
-        if (error instanceof LockTimeoutError || signals.received) await opened.settle();
         if (!signals.received) throw error;
         ctx.err(`latch: ${signals.received} received while waiting for lock "${settings.name}"`);
         return exitCodeForSignal(signals.received);
       }
-      // The acquisition time as stored (Lock does not expose it): read it back.
-      const info = await locks.inspect(lock.key);
-      if (info.fencingToken !== lock.fencingToken || info.acquiredAt === undefined) {
-        throw new LockLostError(
-          lock.key,
-          'it was taken over right after being acquired; use a longer --lease',
-        );
-      }
-      const acquiredAt = new Date(info.acquiredAt).toISOString();
+      const acquiredAt = new Date(lock.acquiredAt).toISOString();
       const expiresAt = lock.expiresAt === null ? null : new Date(lock.expiresAt).toISOString();
       if (outputFile) {
         writeGithubOutputs(outputFile, {
@@ -101,8 +93,13 @@ export const acquireCommand: Command = {
           expiresAt,
         }),
       );
+      handedOut = true;
       return ExitCode.ok;
     } finally {
+      // close() releases what the client holds: never once the handle is out, since the lock
+      // must stay held after latch exits. Before that (a timeout, a signal, an unwritable
+      // $GITHUB_OUTPUT), it waits for an attempt still in flight and frees what it got.
+      if (!handedOut) await locks?.close();
       opened.close();
     }
   },

@@ -1,4 +1,4 @@
-import { LockClient } from '@latch/core';
+import { keyOfHandle, LockClient } from '@latch/core';
 import type { Command } from '../cli-context.js';
 import { ExitCode } from '../exit-codes.js';
 import { openStore } from '../open-store.js';
@@ -9,13 +9,13 @@ import { UsageError } from '../usage-error.js';
 const help = `Usage: latch release --handle <handle> [options]
 
 Releases a lock acquired by 'latch acquire', possibly in another job or on another machine.
+The handle names the lock, so --name is not needed (on every store, s3+list:// included).
 
 Options:
   --handle <handle>  The handle printed by latch acquire (required)
   --store <url>      The store it was acquired in (default: $LATCH_STORE)
   --name <name>      The lock's name; optional, the handle already names it (when given,
-                     it must match, and the release costs one request less); required
-                     with s3+list:// stores
+                     it must match)
   -h, --help         Show this help
 
 Exit codes: 0 released, 2 bad usage or malformed handle, 4 store error, 5 the handle no
@@ -44,28 +44,18 @@ export const releaseCommand: Command = {
       throw new UsageError('--store is required (or set LATCH_STORE): the store the lock is in.');
     }
     const store = parseStoreUrl(storeText);
-    if (store.kind === 's3+list' && values.name === undefined) {
-      // The list strategy cannot resume a handle, which is how the name is learnt otherwise.
-      throw new UsageError(
-        'with an s3+list:// store, pass the lock name too: --name <name> --handle <handle>.',
-      );
-    }
+    // The handle names its lock (a malformed one is refused here, before any request); a
+    // --name that does not match it is refused by release() itself.
+    const key = values.name ?? keyOfHandle(values.handle);
     const opened = await openStore(store, ctx.env);
+    let locks: LockClient | undefined;
     try {
-      const locks = new LockClient({ store: opened.store, heartbeatMs: false });
-      let key: string;
-      if (values.name !== undefined) {
-        key = values.name;
-        await locks.release(key, values.handle);
-      } else {
-        // Core releases by (key, handle); resuming learns the key from the handle itself.
-        const lock = await locks.resume(values.handle, { heartbeatMs: false });
-        key = lock.key;
-        await lock.release();
-      }
+      locks = new LockClient({ store: opened.store, heartbeatMs: false });
+      await locks.release(key, values.handle);
       ctx.out(`released lock "${key}"`);
       return ExitCode.ok;
     } finally {
+      await locks?.close();
       opened.close();
     }
   },

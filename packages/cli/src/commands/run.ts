@@ -1,4 +1,4 @@
-import { type Lock, LockClient, LockLostError, LockTimeoutError } from '@latch/core';
+import { type Lock, LockClient, LockLostError } from '@latch/core';
 import { acquireReporting } from '../acquire-reporting.js';
 import type { CliContext, Command } from '../cli-context.js';
 import { isoTime } from '../describe-holder.js';
@@ -65,18 +65,13 @@ export const runCommand: Command = {
     const settings = resolveAcquireSettings(values, ctx.env);
     const opened = await openStore(settings.store, ctx.env);
     using signals = new SignalTrap();
+    let locks: LockClient | undefined;
     try {
-      const locks = new LockClient({
-        store: opened.store,
-        leaseMs: settings.leaseMs,
-        pollMs: settings.pollMs,
-      });
+      locks = new LockClient({ store: opened.store, leaseMs: settings.leaseMs, pollMs: settings.pollMs });
       let lock: Lock;
       try {
         lock = await acquireReporting(locks, { ...settings, signal: signals.signal }, ctx.err);
       } catch (error) {
-        // An attempt may still be in flight: let it finish (and withdraw) before exiting.
-        if (error instanceof LockTimeoutError || signals.received) await opened.settle();
         if (!signals.received) throw error;
         ctx.err(
           `latch: ${signals.received} received while waiting for lock "${settings.name}"; the command was not run`,
@@ -85,6 +80,10 @@ export const runCommand: Command = {
       }
       return await runHoldingLock(lock, command, signals, ctx);
     } finally {
+      // After a timeout or a signal, an attempt may still be in flight: close() waits for it and
+      // releases the lock if it landed. After the command, the lock was released already (if
+      // that release failed, close() tries once more).
+      await locks?.close();
       opened.close();
     }
   },

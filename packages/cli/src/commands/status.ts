@@ -37,12 +37,15 @@ export const statusCommand: Command = {
     }
     const settings = resolveStoreSettings(values, ctx.env);
     const opened = await openStore(settings.store, ctx.env);
+    let locks: LockClient | undefined;
     try {
-      const info = await new LockClient({ store: opened.store }).inspect(settings.name);
+      locks = new LockClient({ store: opened.store });
+      const info = await locks.inspect(settings.name);
       if (values.json) ctx.out(JSON.stringify(toJson(info)));
       else for (const line of describeInfo(info, Date.now())) ctx.out(line);
       return ExitCode.ok;
     } finally {
+      await locks?.close();
       opened.close();
     }
   },

@@ -14,8 +14,6 @@ export interface Backend {
   locks: LockClient;
   /** Fencing tokens count 1, 2, 3... and a free lock still reports its last one. */
   counterTokens: boolean;
-  /** A handle alone is enough to release (core can resume it); otherwise the name is needed too. */
-  resumesHandles: boolean;
   stop(): Promise<void>;
 }
 
@@ -42,7 +40,6 @@ export async function startS3Backend(): Promise<Backend & { requestCount(): numb
     locks: new LockClient({ store: s3Store({ client, bucket: 'ci-locks', prefix: 'pipelines/' }) }),
     requestCount: () => server.requestLog.length,
     counterTokens: true,
-    resumesHandles: true,
     async stop() {
       client.destroy();
       await server.stop();
@@ -66,7 +63,6 @@ export async function startDynamoBackend(): Promise<Backend> {
     env: cliEnv(local.endpoint),
     locks: new LockClient({ store: dynamoStore({ client, table: 'ci-locks' }) }),
     counterTokens: true,
-    resumesHandles: true,
     async stop() {
       client.destroy();
       await local.stop();
@@ -85,7 +81,6 @@ export async function startS3ListBackend(): Promise<Backend> {
     locks: new LockClient({ store: s3ListStore({ client, bucket: 'ci-locks', prefix: 'pipelines/' }) }),
     // Tokens are the winner's creation time in ms; nothing remembers them after release.
     counterTokens: false,
-    resumesHandles: false,
     async stop() {
       client.destroy();
       await server.stop();

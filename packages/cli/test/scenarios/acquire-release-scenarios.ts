@@ -16,10 +16,8 @@ export function acquireReleaseScenarios(current: () => Backend): void {
     beforeAll(() => {
       backend = current();
     });
-    /** Stores that cannot resume a handle need the lock name to release by handle. */
-    const nameIfNeeded = (name: string) => (backend.resumesHandles ? [] : ['--name', name]);
 
-    test('acquire in one process, status and a refused acquire in others, release with the handle in another', async () => {
+    test('acquire in one process, status and a refused acquire in others, release with the handle alone in another', async () => {
       const name = `deploy/${randomUUID()}`;
       const store = ['--store', backend.store];
       const acquired = await runCli(
@@ -76,8 +74,8 @@ export function acquireReleaseScenarios(current: () => Backend): void {
         '',
       ]);
 
-      // Another process, knowing only the handle (and the name where the store needs it).
-      const byHandle = ['release', ...store, ...nameIfNeeded(name), '--handle', output.handle];
+      // Another process, knowing only the handle: it names the lock, on every store.
+      const byHandle = ['release', ...store, '--handle', output.handle];
       const released = await runCli(byHandle, backend.env());
       expect(released).toMatchObject({ code: 0, stdout: `released lock "${name}"\n` });
       const free = await runCli(['status', ...store, '--name', name, '--json'], backend.env());
@@ -100,8 +98,6 @@ export function githubAndHandleScenarios(current: () => Backend): void {
     beforeAll(() => {
       backend = current();
     });
-    /** Stores that cannot resume a handle need the lock name to release by handle. */
-    const nameIfNeeded = (name: string) => (backend.resumesHandles ? [] : ['--name', name]);
 
     test('--github-output writes the outputs; name and context default from the GitHub Actions run', async () => {
       const workflow = `Deploy ${randomUUID()}`;
@@ -139,11 +135,25 @@ export function githubAndHandleScenarios(current: () => Backend): void {
 
       // A later job: another GITHUB_JOB, so the default name differs; the handle names the lock.
       const released = await runCli(
-        ['release', ...nameIfNeeded(`${workflow}/lock`), '--handle', output.handle],
+        ['release', '--handle', output.handle],
         backend.env({ ...github, GITHUB_JOB: 'unlock' }),
       );
       expect(released.code).toBe(0);
       expect(await backend.locks.inspect(`${workflow}/lock`)).toMatchObject({ state: 'free' });
+    });
+
+    test('a $GITHUB_OUTPUT that cannot be written fails the acquire and frees the lock, whose handle nobody got', async () => {
+      const name = `deploy/${randomUUID()}`;
+      // A directory where the output file should be: appending to it fails.
+      const notAFile = mkdtempSync(join(dir, 'output-'));
+      const acquired = await runCli(
+        ['acquire', '--store', backend.store, '--name', name, '--github-output'],
+        backend.env({ GITHUB_OUTPUT: notAFile }),
+      );
+      expect(acquired.code).toBe(1);
+      expect(acquired.stdout).toBe('');
+      expect(acquired.stderr).toMatch(/^latch acquire: unexpected error: EISDIR/);
+      expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free', fencingToken: 1 });
     });
 
     test('release --name checks that the handle is for that lock', async () => {

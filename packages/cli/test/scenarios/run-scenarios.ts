@@ -115,6 +115,52 @@ export function runScenarios(current: () => Backend): void {
       ]);
     });
 
+    test('a run that gives up waiting exits 3 without running its command, and leaves nothing behind', async () => {
+      const name = `deploy/${randomUUID()}`;
+      const log = join(dir, `${randomUUID()}.log`);
+      const holdA = join(dir, `${randomUUID()}.go`);
+      const a = startCli(
+        [
+          'run',
+          '--store',
+          backend.store,
+          '--name',
+          name,
+          '--',
+          ...fixture('append-lines.mjs', log, 'a', holdA),
+        ],
+        backend.env(),
+      );
+      await until(() => readLines(log).length === 1, 'the first command to start');
+      const waiterLog = join(dir, `${randomUUID()}.log`);
+      const gaveUp = await runCli(
+        [
+          'run',
+          '--store',
+          backend.store,
+          '--name',
+          name,
+          '--wait',
+          '1s',
+          '--poll',
+          '200ms',
+          '--',
+          ...fixture('append-lines.mjs', waiterLog, 'b'),
+        ],
+        backend.env(),
+      );
+      expect(gaveUp.code).toBe(3);
+      expect(gaveUp.stderr).toMatch(
+        new RegExp(`^latch run: gave up after waiting 1s: lock "${name}" is held`, 'm'),
+      );
+      expect(readLines(waiterLog)).toEqual([]);
+
+      writeFileSync(holdA, 'go');
+      expect((await a.result).code).toBe(0);
+      // An attempt of the waiter still in flight when it gave up must not hold the lock now.
+      expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free' });
+    });
+
     test("a SIGKILLed holder's lock is taken over once its lease ends", async () => {
       const name = `deploy/${randomUUID()}`;
       const log = join(dir, `${randomUUID()}.log`);
