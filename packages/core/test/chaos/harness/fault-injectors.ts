@@ -1,0 +1,114 @@
+import type { FaultProxy, S3FaultHandle, S3Server } from '@latch/testing';
+import type { DynamoDBThrottler } from './dynamodb-throttler.js';
+import type { FaultInjector } from './run-scenario.js';
+
+// Faults come one at a time, a few per second: dense enough that most acquisitions, renewals
+// and releases meet one, sparse enough that the SDK's own backoff does not stall the run.
+const NETWORK_FAULT_EVERY_MS = 400;
+// Throttling comes in windows: everything is refused for a while, then served again.
+const THROTTLE_EVERY_MS = 1000;
+const THROTTLE_FOR_MS = 250;
+
+/** Runs `step` every `everyMs` between start() and stop(); stop() heals and returns the count of faults fired. */
+function periodic(everyMs: number, step: (round: number) => void, heal: () => number): FaultInjector {
+  let timer: NodeJS.Timeout | undefined;
+  let round = 0;
+  return {
+    start() {
+      timer = setInterval(() => step(round++), everyMs);
+    },
+    async stop() {
+      clearInterval(timer);
+      return heal();
+    },
+  };
+}
+
+/**
+ * S3 network trouble in rotation: latency spikes (before and after the write is applied),
+ * connections reset before the write, and writes applied whose response is lost. A fault that
+ * found no request before the next one is armed is withdrawn, so they never pile up.
+ */
+export function s3NetworkFaults(server: S3Server, keys: RegExp): FaultInjector {
+  const handles: S3FaultHandle[] = [];
+  const rotation: Array<() => S3FaultHandle> = [
+    () => server.faults.latency({ key: keys, times: 2 }, 400),
+    () => server.faults.resetBeforeApply({ op: 'PutObject', key: keys, times: 1 }),
+    () => server.faults.dropResponseAfterApply({ op: 'PutObject', key: keys, times: 1 }),
+    () => server.faults.latency({ op: 'PutObject', key: keys, times: 1 }, 300, { afterApply: true }),
+    () => server.faults.resetBeforeApply({ op: 'GetObject', key: keys, times: 1 }),
+  ];
+  return periodic(
+    NETWORK_FAULT_EVERY_MS,
+    (round) => {
+      handles.at(-1)?.remove();
+      handles.push(rotation[round % rotation.length]!());
+    },
+    () => {
+      server.faults.clear();
+      return handles.reduce((sum, h) => sum + h.hits, 0);
+    },
+  );
+}
+
+/** S3 throttling: every request on the scenario's keys answered 503 SlowDown for a window, once a second. */
+export function s3Throttling(server: S3Server, keys: RegExp): FaultInjector {
+  const handles: S3FaultHandle[] = [];
+  return periodic(
+    THROTTLE_EVERY_MS,
+    () => {
+      const handle = server.faults.slowDown({ key: keys });
+      handles.push(handle);
+      setTimeout(() => handle.remove(), THROTTLE_FOR_MS).unref();
+    },
+    () => {
+      server.faults.clear();
+      return handles.reduce((sum, h) => sum + h.hits, 0);
+    },
+  );
+}
+
+/**
+ * Network trouble between the workers and DynamoDB Local, on the TCP proxy in front of it:
+ * latency spikes, every open connection reset, new connections reset, and responses dropped
+ * after DynamoDB applied the request.
+ */
+export function dynamoNetworkFaults(proxy: FaultProxy): FaultInjector {
+  let fired = 0;
+  const later = (ms: number, heal: () => void) => setTimeout(heal, ms).unref();
+  const rotation: Array<() => void> = [
+    () => {
+      proxy.latency(200);
+      later(300, () => proxy.latency(0));
+    },
+    () => proxy.reset(),
+    () => {
+      proxy.dropResponses(true);
+      later(40, () => proxy.dropResponses(false));
+    },
+    () => proxy.resetNext(1),
+  ];
+  return periodic(
+    NETWORK_FAULT_EVERY_MS,
+    (round) => {
+      rotation[round % rotation.length]!();
+      fired++;
+    },
+    () => {
+      proxy.clear();
+      return fired;
+    },
+  );
+}
+
+/** DynamoDB throughput errors: every request refused for a window, once a second (see startDynamoDBThrottler). */
+export function dynamoThrottling(throttler: DynamoDBThrottler): FaultInjector {
+  return periodic(
+    THROTTLE_EVERY_MS,
+    () => throttler.throttleFor(THROTTLE_FOR_MS),
+    () => {
+      throttler.clear();
+      return throttler.throttled;
+    },
+  );
+}
