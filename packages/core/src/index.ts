@@ -12,6 +12,7 @@ export {
 } from './errors.js';
 export { keyOfHandle } from './handle.js';
 export { type LockHttpAnswer, lockErrorToHttp, type ProblemDetails } from './http-problem.js';
+export { escapeKeyPart } from './key-part.js';
 export type { LeaseStrategy } from './lease-engine.js';
 export { Lock } from './lock.js';
 export { type AcquireOptions, LockClient, type LockClientOptions, type LockInfo } from './lock-client.js';

@@ -1,4 +1,5 @@
 import type { Contender } from './lease-engine.js';
+import { LocalTurn } from './local-turn.js';
 import type { Lock, LockSettings } from './lock.js';
 import type { VersionedRecord } from './record.js';
 
@@ -15,7 +16,8 @@ export interface Waiter {
 
 /**
  * Everything one client knows about one key: the local holder, the local waiters (served in
- * order), and one poller shared by all of them, so N local waiters cost one poll, not N.
+ * order), one poller shared by all of them (so N local waiters cost one poll, not N), and the
+ * client's current turn with the key (so other clients get the key too).
  */
 export class KeyWaiters {
   readonly waiters: Waiter[] = [];
@@ -25,9 +27,15 @@ export class KeyWaiters {
   lastSeen: VersionedRecord | null | undefined;
   /** The poller's last store failure, cleared by the next answer: the cause of a timeout. */
   lastError: unknown;
+  readonly turn: LocalTurn;
   private wakeUp: (() => void) | undefined;
 
-  constructor(readonly key: string) {}
+  constructor(
+    readonly key: string,
+    turn: { turnMs: number; pollMs: number },
+  ) {
+    this.turn = new LocalTurn(turn.turnMs, turn.pollMs);
+  }
 
   /** The first waiter still waiting, dropping those that gave up. */
   head(): Waiter | undefined {
