@@ -1,4 +1,4 @@
-import { LockConfigError } from '@latch/core';
+import { escapeKeyPart, LockConfigError } from '@latch/core';
 
 /**
  * Lock names are chosen by the developer, so they may use `/` to build a hierarchy
@@ -25,10 +25,8 @@ export function checkLockName(name: unknown): asserts name is string {
 /**
  * The store key for one request: `<name>/<escaped request part>`.
  *
- * The request part is untrusted, so every character outside [A-Za-z0-9_-] is percent-encoded
- * from its UTF-8 bytes, `%` included. The result is one opaque segment — no `/`, no `.`, no
- * separators — and the encoding is one-to-one, so two different inputs never share a lock and
- * no input can name a key under another namespace.
+ * The request part is untrusted: core's escapeKeyPart makes it one opaque segment (no `/`,
+ * no `.`, one-to-one), so no input can name a key under another namespace.
  */
 export function routeLockKey(name: string, requestPart: unknown): string {
   if (typeof requestPart !== 'string' || requestPart.length === 0) {
@@ -36,18 +34,11 @@ export function routeLockKey(name: string, requestPart: unknown): string {
       `The lock key for "${name}" comes from the request and must be a non-empty string; got ${describeValue(requestPart)}.`,
     );
   }
-  let escaped: string;
   try {
-    escaped = encodeURIComponent(requestPart);
-  } catch {
-    // encodeURIComponent throws on lone UTF-16 surrogates, which have no UTF-8 form.
-    throw new LockConfigError(
-      `The lock key for "${name}" contains a lone UTF-16 surrogate, which cannot be stored; send well-formed text.`,
-    );
+    return `${name}/${escapeKeyPart(requestPart)}`;
+  } catch (error) {
+    throw new LockConfigError(`The lock key for "${name}" comes from the request: ${(error as Error).message}`);
   }
-  // encodeURIComponent leaves . ! ~ * ' ( ) as they are; encode those too.
-  escaped = escaped.replace(/[.!~*'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `${name}/${escaped}`;
 }
 
 function describeValue(value: unknown): string {

@@ -1,4 +1,4 @@
-import { LockConfigError } from '@latch/core';
+import { escapeKeyPart, LockConfigError } from '@latch/core';
 import { describeValue } from './describe-value.js';
 
 /** Builds the lock key of one call from the method's arguments. */
@@ -83,8 +83,9 @@ function render(
     value = (value as Record<string, unknown>)[property];
     reached += `.${property}`;
   }
-  if (typeof value === 'string' && value.length > 0) return value;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  // Arguments often come from requests: escaped, a value cannot reach another part of the key.
+  if (typeof value === 'string' && value.length > 0) return escapeKeyPart(value);
+  if (typeof value === 'number' && Number.isFinite(value)) return escapeKeyPart(String(value));
   if (typeof value === 'bigint') return String(value);
   const hint =
     typeof value === 'object' && value !== null

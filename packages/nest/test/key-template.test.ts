@@ -14,6 +14,10 @@ describe('key templates', () => {
     ['{1}-{0}', ['a', 'b'], 'b-a'],
     ['reports/daily', [], 'reports/daily'],
     ['{0}', ['whole'], 'whole'],
+    // Values are escaped: a request value cannot reach another part of the key.
+    ['org/{0}/user/{1}', ['o9/user/admin', 'u2'], 'org/o9%2Fuser%2Fadmin/user/u2'],
+    ['invoice:{0}', ['../1'], 'invoice:%2E%2E%2F1'],
+    ['invoice:{0}', [1.5], 'invoice:1%2E5'],
   ])('%s with %j is %s', (template, args, key) => {
     expect(keyOf(template, ...args)).toBe(key);
   });
