@@ -41,11 +41,13 @@ export class LeaseProtocol implements LeaseEngine {
 
   checkData(data: unknown, lease?: LeaseState): void {
     checkJsonData(data);
-    if (!lease) return;
-    const bytes = this.store.recordBytes({ ...lease.record, data });
+    // Without the record yet, the data alone already tells when it cannot fit: refuse before any read.
+    const bytes = lease
+      ? this.store.recordBytes({ ...lease.record, data })
+      : Buffer.byteLength(JSON.stringify(data) ?? '', 'utf8');
     if (bytes > this.store.maxRecordBytes) {
       throw new LockConfigError(
-        `Lock data makes the record of "${lease.key}" ${bytes} bytes; the ${this.store.kind} store allows at most ${this.store.maxRecordBytes}. Store large data elsewhere and keep a reference in the lock.`,
+        `Lock data makes the record${lease ? ` of "${lease.key}"` : ''} ${bytes} bytes${lease ? '' : ' or more'}; the ${this.store.kind} store allows at most ${this.store.maxRecordBytes}. Store large data elsewhere and keep a reference in the lock.`,
       );
     }
   }

@@ -22,7 +22,7 @@ import {
   type LeaseTerms,
 } from './lease-engine.js';
 import { LeaseProtocol } from './lease-protocol.js';
-import { Lock, type LockHost, type LockSettings } from './lock.js';
+import { arrivedInTime, Lock, type LockHost, type LockSettings } from './lock.js';
 import { type LockEvent, type LockEventListener, type LockEventReport, reportEvent } from './lock-events.js';
 import { defaultOwnerId } from './owner-id.js';
 import type { VersionedRecord } from './record.js';
@@ -257,6 +257,9 @@ export class LockClient implements LockHost {
     const fields = decodeHandle(handle);
     this.checkKey(fields.key);
     this.engine.checkResume();
+    if (options.heartbeatMs !== undefined && options.heartbeatMs !== false) {
+      checkDuration('heartbeatMs', options.heartbeatMs); // the rest of the check needs the record's lease
+    }
     const lease = await this.engine.leaseFromHandle(fields.key, fields.lockId);
     const leaseMs = lease.record.holder!.leaseMs ?? Number.POSITIVE_INFINITY;
     const settings: LockSettings = {
@@ -266,7 +269,9 @@ export class LockClient implements LockHost {
     };
     // Renew at once: our clock starts now, and the record's version moves away from the old process.
     await this.engine.renew(lease, leaseMs);
-    return this.adoptLock(lease, settings) as Lock<T>;
+    const lock = this.adoptLock(lease, settings);
+    if (!lock) throw new LockNotHeldError(fields.key, 'the renewal landed after its lease ran out');
+    return lock as Lock<T>;
   }
 
   /** Frees `key` whoever holds it (an operator's tool). The token is kept; a current holder's renewal then fails and its signal aborts. */
@@ -455,7 +460,8 @@ export class LockClient implements LockHost {
       this.forgetIfIdle(seen);
       return { holder };
     }
-    return { lock: this.adoptLock(result.lease, request.settings) };
+    const lock = this.adoptLock(result.lease, request.settings);
+    return lock ? { lock } : { holder: undefined };
   }
 
   private wait(
@@ -578,6 +584,13 @@ export class LockClient implements LockHost {
   /** Gives a freshly acquired lease to `waiter`, or passes it on if the waiter gave up meanwhile. */
   private deliver(waiters: KeyWaiters, waiter: Waiter, lease: LeaseState, previous?: Lock<unknown>): void {
     const lock = this.holdLock(waiters, lease, waiter.settings, previous);
+    if (!lock) {
+      // Won too late to be trusted: the waiter keeps waiting (back in front if it was taken off),
+      // as a new contender, so its next claim takes a new lease rather than adopting the stale one.
+      waiter.contender = { lockId: randomUUID(), terms: waiter.contender.terms };
+      if (!waiter.settled && !waiters.waiters.includes(waiter)) waiters.waiters.unshift(waiter);
+      return;
+    }
     if (!waiter.settled) {
       waiter.resolve(lock);
       return;
@@ -586,17 +599,26 @@ export class LockClient implements LockHost {
     void this.track(lock.release().catch(() => undefined));
   }
 
-  private adoptLock(lease: LeaseState, settings: LockSettings): Lock<unknown> {
+  private adoptLock(lease: LeaseState, settings: LockSettings): Lock<unknown> | undefined {
     return this.holdLock(this.waitersFor(lease.key), lease, settings);
   }
 
-  /** Makes the Lock for a lease this client now holds; `previous` is the local lock that handed it over. */
+  /**
+   * Makes the Lock for a lease this client now holds; `previous` is the local lock that handed
+   * it over. Undefined when the claim landed too late to trust the lease: nobody gets a lock
+   * that is already lost, and the unrenewed lease simply runs out.
+   */
   private holdLock(
     waiters: KeyWaiters,
     lease: LeaseState,
     settings: LockSettings,
     previous?: Lock<unknown>,
-  ): Lock<unknown> {
+  ): Lock<unknown> | undefined {
+    if (!arrivedInTime(lease, settings.leaseMs, this.engine.clock.time.monotonic())) {
+      previous?.markReleased();
+      this.forgetIfIdle(waiters);
+      return undefined;
+    }
     const lock = new Lock<unknown>(this, lease, settings);
     waiters.holder = lock;
     waiters.turn.begin(); // a hand-off continues the running turn

@@ -264,8 +264,7 @@ export class Lock<T = unknown> {
 
   /** How long before the lease's end the holder stops trusting it. */
   private safetyMarginMs(leaseMs: number): number {
-    const margin = Math.max(Math.min(leaseMs / 10, 2000), 2 * this.lastWriteMs);
-    return Math.min(margin, leaseMs / 2);
+    return safetyMarginMs(leaseMs, this.lastWriteMs);
   }
 
   private async heartbeat(): Promise<void> {
@@ -307,4 +306,19 @@ export class Lock<T = unknown> {
     this.heartbeatTimer = undefined;
     this.lossTimer = undefined;
   }
+}
+
+/** How long before the lease's end a holder stops trusting it: a tenth of the lease (at most 2 s), or twice the last write's duration. */
+function safetyMarginMs(leaseMs: number, lastWriteMs: number): number {
+  const margin = Math.max(Math.min(leaseMs / 10, 2000), 2 * lastWriteMs);
+  return Math.min(margin, leaseMs / 2);
+}
+
+/**
+ * False when a claim landed so late (a slow network, SDK retries) that the lease it won can no
+ * longer be trusted: such a lease is never handed to a caller; the caller keeps waiting instead.
+ */
+export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {
+  if (!Number.isFinite(leaseMs)) return true;
+  return now < lease.sentAt + leaseMs - safetyMarginMs(leaseMs, 0);
 }

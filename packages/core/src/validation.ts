@@ -116,3 +116,23 @@ export function describe(value: unknown): string {
   if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
   return String(value);
 }
+
+// A record is read on every poll; anything near the upper bound is a misuse of lock data.
+const LARGEST_MAX_RECORD_BYTES = 16 * 1024 * 1024;
+// An empty record (no holder, no data) already takes about a hundred bytes.
+const SMALLEST_MAX_RECORD_BYTES = 1024;
+
+/** Checks a store's `maxRecordBytes` option; `store` names the factory in the message. */
+export function checkMaxRecordBytes(store: string, value: unknown): number {
+  if (
+    typeof value !== 'number' ||
+    !Number.isSafeInteger(value) ||
+    value < SMALLEST_MAX_RECORD_BYTES ||
+    value > LARGEST_MAX_RECORD_BYTES
+  ) {
+    throw new LockConfigError(
+      `${store} \`maxRecordBytes\` must be an integer from ${SMALLEST_MAX_RECORD_BYTES} to ${LARGEST_MAX_RECORD_BYTES}, got ${describe(value)}.`,
+    );
+  }
+  return value;
+}

@@ -2,6 +2,7 @@ import { LockConfigError } from '../errors.js';
 import type { LockRecord, VersionedRecord } from '../record.js';
 import { decodeRecord, encodeRecord } from '../record-codec.js';
 import type { LockStore, WriteCondition, WriteOutcome } from '../store.js';
+import { checkMaxRecordBytes } from '../validation.js';
 
 export interface MemoryStoreOptions {
   /** Largest serialised record in bytes (default 256 KiB, like the S3 store). */
@@ -19,7 +20,7 @@ export interface MemoryStore extends LockStore {
  * Share one instance between LockClients to simulate several replicas in one process.
  */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
-  const maxRecordBytes = options.maxRecordBytes ?? 256 * 1024;
+  const maxRecordBytes = checkMaxRecordBytes('memoryStore', options.maxRecordBytes ?? 256 * 1024);
   const documents = new Map<string, { version: string; text: string }>();
   let nextVersion = 1;
 

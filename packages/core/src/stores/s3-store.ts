@@ -3,7 +3,7 @@ import { LockConfigError, LockStoreError } from '../errors.js';
 import type { LockRecord, VersionedRecord } from '../record.js';
 import { decodeRecord, encodeRecord } from '../record-codec.js';
 import type { LockStore, WriteCondition, WriteOutcome } from '../store.js';
-import { checkKeyBytes, describe } from '../validation.js';
+import { checkKeyBytes, checkMaxRecordBytes, describe } from '../validation.js';
 import { type AwsOperation, attemptsOf, classifyAwsError, toLockStoreError } from './aws-errors.js';
 import { optionalModule } from './optional-module.js';
 
@@ -20,10 +20,6 @@ export interface S3StoreOptions {
 
 const S3_KEY_BYTES = 1024;
 const DEFAULT_MAX_RECORD_BYTES = 256 * 1024;
-// A record is read on every poll; anything near this is a misuse of lock data.
-const LARGEST_MAX_RECORD_BYTES = 16 * 1024 * 1024;
-// An empty record (no holder, no data) already takes about a hundred bytes.
-const SMALLEST_MAX_RECORD_BYTES = 1024;
 
 const loadSdk = optionalModule('@aws-sdk/client-s3', () => import('@aws-sdk/client-s3'));
 
@@ -146,14 +142,5 @@ function checkOptions(options: S3StoreOptions): Required<S3StoreOptions> {
       `s3Store \`prefix\` is ${Buffer.byteLength(prefix, 'utf8')} bytes in UTF-8; S3 object keys, prefix included, are at most ${S3_KEY_BYTES}.`,
     );
   }
-  if (
-    !Number.isSafeInteger(maxRecordBytes) ||
-    maxRecordBytes < SMALLEST_MAX_RECORD_BYTES ||
-    maxRecordBytes > LARGEST_MAX_RECORD_BYTES
-  ) {
-    throw new LockConfigError(
-      `s3Store \`maxRecordBytes\` must be an integer from ${SMALLEST_MAX_RECORD_BYTES} to ${LARGEST_MAX_RECORD_BYTES}, got ${describe(maxRecordBytes)}.`,
-    );
-  }
-  return { client, bucket, prefix, maxRecordBytes };
+  return { client, bucket, prefix, maxRecordBytes: checkMaxRecordBytes('s3Store', maxRecordBytes) };
 }

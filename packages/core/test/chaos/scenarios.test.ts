@@ -107,6 +107,7 @@ async function record(scenario: Scenario): Promise<ScenarioResult> {
 function expectSafe(result: ScenarioResult): void {
   expect(result.processFailures).toEqual([]);
   expect(result.untypedErrors).toEqual([]);
+  expect(result.lostOnArrival).toBe(0);
   expect(result.check.overlaps).toEqual([]);
   expect(result.check.sharedTokens).toEqual([]);
   expect(result.check.tokenOrderViolations).toEqual([]);

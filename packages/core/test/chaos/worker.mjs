@@ -116,12 +116,9 @@ async function doUnit(worker, slot, unit) {
     }
     report.acquisitions++;
     if (!lock.isHeld) {
-      // WORKAROUND for a core bug, reproduced in core-gaps.test.ts (remove both together): when
-      // a claim takes longer than the lease (retries under faults), acquire resolves with a lock
-      // that is already lost, and that client never acquires the key again. Count it and carry
-      // on with a fresh client.
+      // acquire must never return a lock that is already lost (a claim that landed after its
+      // lease): counted, and the scenario fails on it.
       report.lostOnArrival++;
-      clients[slot] = makeClient(plan.clients[slot]);
       continue;
     }
     let landed = false;
