@@ -37,7 +37,9 @@ export function routeLockKey(name: string, requestPart: unknown): string {
   try {
     return `${name}/${escapeKeyPart(requestPart)}`;
   } catch (error) {
-    throw new LockConfigError(`The lock key for "${name}" comes from the request: ${(error as Error).message}`);
+    throw new LockConfigError(
+      `The lock key for "${name}" comes from the request: ${(error as Error).message}`,
+    );
   }
 }
 
