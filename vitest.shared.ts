@@ -8,7 +8,5 @@ export const sharedTestConfig = defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // A package whose tests are still to be written must not fail the whole run.
-    passWithNoTests: true,
   },
 });
