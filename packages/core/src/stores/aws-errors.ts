@@ -137,6 +137,15 @@ export interface AwsOperation {
   createHint?: string;
 }
 
+/** Names the operations of one store on one bucket or table, for error messages. */
+export function awsOperations(
+  service: AwsOperation['service'],
+  resource: string,
+  createHint: string,
+): (action: string, key: string, write: boolean) => AwsOperation {
+  return (action, key, write) => ({ service, action, write, resource, key, createHint });
+}
+
 /**
  * Turns a failed SDK call into a LockStoreError that says what broke and what to do, with
  * `retryable` (worth trying again later) and `maybeApplied` (a write that may have landed).

@@ -4,7 +4,13 @@ import type { LockRecord, VersionedRecord } from '../record.js';
 import { RECORD_SCHEMA } from '../record.js';
 import type { ClaimOutcome, ClaimRequest, LockStore, WriteCondition, WriteOutcome } from '../store.js';
 import { checkKeyBytes, describe } from '../validation.js';
-import { type AwsOperation, attemptsOf, classifyAwsError, toLockStoreError } from './aws-errors.js';
+import {
+  type AwsOperation,
+  attemptsOf,
+  awsOperations,
+  classifyAwsError,
+  toLockStoreError,
+} from './aws-errors.js';
 import {
   ATTR,
   attributesBytes,
@@ -70,14 +76,7 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
   const createHint = `Create it with a string partition key "${partitionKey}"${
     sortKey === undefined ? '' : ` and a string sort key "${sortKey}"`
   } (ensureLockTable() for local use; CloudFormation, CDK or Terraform in production), or pass the right name as dynamoStore({ table }).`;
-  const op = (action: string, key: string, write: boolean): AwsOperation => ({
-    service: 'dynamodb',
-    action,
-    write,
-    resource: table,
-    key,
-    createHint,
-  });
+  const op = awsOperations('dynamodb', table, createHint);
 
   /** A failed condition carries the stored item (ALL_OLD), or none when there is no item. */
   const conditionFailed = (key: string, error: unknown, operation: AwsOperation) => {

@@ -4,7 +4,7 @@ import type { LeaseStrategy } from '../lease-engine.js';
 import { ENTRY_SUFFIX_BYTES } from '../list-entries.js';
 import { type ListBucket, ListLeaseEngine } from '../list-lease-engine.js';
 import { checkKeyBytes, describe } from '../validation.js';
-import { type AwsOperation, classifyAwsError, toLockStoreError } from './aws-errors.js';
+import { awsOperations, classifyAwsError, toLockStoreError } from './aws-errors.js';
 import { optionalModule } from './optional-module.js';
 
 export interface S3ListStoreOptions {
@@ -35,14 +35,7 @@ const loadSdk = optionalModule('@aws-sdk/client-s3', () => import('@aws-sdk/clie
 export function s3ListStore(options: S3ListStoreOptions): LeaseStrategy {
   const { client, bucket, prefix, settleMs } = checkOptions(options);
   const createHint = `Create the bucket, or pass an existing one as s3ListStore({ bucket }).`;
-  const op = (action: string, key: string, write: boolean): AwsOperation => ({
-    service: 's3',
-    action,
-    write,
-    resource: bucket,
-    key,
-    createHint,
-  });
+  const op = awsOperations('s3', bucket, createHint);
 
   const objects: ListBucket = {
     checkName(name) {

@@ -4,7 +4,13 @@ import type { LockRecord, VersionedRecord } from '../record.js';
 import { decodeRecord, encodeRecord } from '../record-codec.js';
 import type { LockStore, WriteCondition, WriteOutcome } from '../store.js';
 import { checkKeyBytes, checkMaxRecordBytes, describe } from '../validation.js';
-import { type AwsOperation, attemptsOf, classifyAwsError, toLockStoreError } from './aws-errors.js';
+import {
+  type AwsOperation,
+  attemptsOf,
+  awsOperations,
+  classifyAwsError,
+  toLockStoreError,
+} from './aws-errors.js';
 import { optionalModule } from './optional-module.js';
 
 export interface S3StoreOptions {
@@ -30,14 +36,7 @@ const loadSdk = optionalModule('@aws-sdk/client-s3', () => import('@aws-sdk/clie
 export function s3Store(options: S3StoreOptions): LockStore {
   const { client, bucket, prefix, maxRecordBytes } = checkOptions(options);
   const createHint = `Create the bucket, or pass an existing one as s3Store({ bucket }).`;
-  const op = (action: string, key: string, write: boolean): AwsOperation => ({
-    service: 's3',
-    action,
-    write,
-    resource: bucket,
-    key,
-    createHint,
-  });
+  const op = awsOperations('s3', bucket, createHint);
 
   /** 412 and (for If-Match) 404 mean "the condition did not hold"; anything else throws. */
   const conditionFailed = (error: unknown, operation: AwsOperation): WriteOutcome => {
