@@ -22,5 +22,11 @@ export function writeGithubOutputs(file: string, outputs: Record<string, string>
       throw new UsageError(`The ${name} output contains a line break and cannot be written.`);
     text += `${name}=${value}\n`;
   }
-  appendFileSync(file, text, 'utf8');
+  try {
+    appendFileSync(file, text, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `cannot write the step outputs to $GITHUB_OUTPUT (${file}): ${(error as Error).message}`,
+    );
+  }
 }

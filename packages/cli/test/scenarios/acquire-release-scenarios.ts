@@ -150,9 +150,12 @@ export function githubAndHandleScenarios(current: () => Backend): void {
         ['acquire', '--store', backend.store, '--name', name, '--github-output'],
         backend.env({ GITHUB_OUTPUT: notAFile }),
       );
-      expect(acquired.code).toBe(1);
+      expect(acquired.code).toBe(2);
       expect(acquired.stdout).toBe('');
-      expect(acquired.stderr).toMatch(/^latch acquire: unexpected error: EISDIR/);
+      expect(acquired.stderr).toMatch(
+        /^latch acquire: cannot write the step outputs to \$GITHUB_OUTPUT \(.*\): EISDIR/,
+      );
+      expect(acquired.stderr.trim().split('\n')).toHaveLength(1);
       expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free', fencingToken: 1 });
     });
 
