@@ -45,6 +45,8 @@ export class Lock<T = unknown> {
   private lostError: LockLostError | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private lossTimer: NodeJS.Timeout | undefined;
+  private releaseRetryTimer: NodeJS.Timeout | undefined;
+  private releaseRetries = 0;
   private writes: Promise<unknown> = Promise.resolve();
   private renewFailures = 0;
   private lastWriteMs = 0;
@@ -184,7 +186,10 @@ export class Lock<T = unknown> {
       if (error instanceof LockLostError) {
         this.markLost(error);
       } else if (this.state === 'held') {
-        this.armTimers(); // still ours: keep renewing so the caller can retry the release
+        // Still ours: keep the lease renewed, and retry the release in the background so a
+        // caller that cannot wait (a finished HTTP response, withLock after a throw) leaks nothing.
+        this.armTimers();
+        this.scheduleReleaseRetry(data);
       }
       throw error;
     }
@@ -303,10 +308,25 @@ export class Lock<T = unknown> {
   private clearTimers(): void {
     clearTimeout(this.heartbeatTimer);
     clearTimeout(this.lossTimer);
+    clearTimeout(this.releaseRetryTimer);
     this.heartbeatTimer = undefined;
     this.lossTimer = undefined;
+    this.releaseRetryTimer = undefined;
+  }
+
+  /** Retries a failed release with growing pauses until it lands or the lease is lost; never keeps the process alive. */
+  private scheduleReleaseRetry(data: { value: unknown } | undefined): void {
+    const delay = Math.min(RELEASE_RETRY_LONGEST_MS, RELEASE_RETRY_FIRST_MS * 2 ** this.releaseRetries++);
+    this.releaseRetryTimer = setTimeout(() => {
+      this.releaseRetryTimer = undefined;
+      void this.release(data ? { data: data.value as T } : {}).catch(() => undefined);
+    }, delay);
+    this.releaseRetryTimer.unref();
   }
 }
+
+const RELEASE_RETRY_FIRST_MS = 100;
+const RELEASE_RETRY_LONGEST_MS = 5_000;
 
 /** How long before the lease's end a holder stops trusting it: a tenth of the lease (at most 2 s), or twice the last write's duration. */
 function safetyMarginMs(leaseMs: number, lastWriteMs: number): number {

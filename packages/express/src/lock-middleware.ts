@@ -8,7 +8,7 @@ import {
 import type { NextFunction, Request, Response } from 'express';
 import { type LockMiddlewareOptions, type MiddlewareSettings, resolveOptions } from './options.js';
 import { sendProblem } from './problem-response.js';
-import { releaseUntilDone, releaseWhenResponseEnds } from './release-on-end.js';
+import { releaseInBackground, releaseWhenResponseEnds } from './release-on-end.js';
 import { routeLockKey } from './route-key.js';
 import './request-lock.js';
 
@@ -74,7 +74,7 @@ async function lockRequest(
   res.off('close', onClose);
   if (clientGone.signal.aborted) {
     // Acquired just as the client left (a single try cannot be cancelled): let go at once.
-    void releaseUntilDone(acquired);
+    releaseInBackground(acquired);
     return;
   }
   req.lock = acquired;

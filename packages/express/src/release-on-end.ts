@@ -1,8 +1,5 @@
-import { type Lock, LockLostError } from '@latch/core';
+import type { Lock } from '@latch/core';
 import type { Response } from 'express';
-
-const FIRST_RETRY_MS = 100;
-const LONGEST_RETRY_MS = 5_000;
 
 /**
  * Releases `lock` once, as soon as the response is done: sent ('finish'), or the connection
@@ -15,30 +12,16 @@ export function releaseWhenResponseEnds(res: Response, lock: Lock): void {
     ended = true;
     res.off('finish', end);
     res.off('close', end);
-    void releaseUntilDone(lock);
+    releaseInBackground(lock);
   };
   res.on('finish', end);
   res.on('close', end);
 }
 
 /**
- * Releases `lock`, retrying while the store fails. Giving up would leak it: after a failed
- * release the lock keeps renewing its lease. The loop ends when the release lands, or when
- * the lease is lost (then it is nobody's to release).
+ * Releases `lock` without waiting. A release the store refuses is retried by core in the
+ * background until it lands or the lease is lost, so nothing leaks here.
  */
-export async function releaseUntilDone(lock: Lock): Promise<void> {
-  for (let attempt = 0; lock.isHeld; attempt++) {
-    try {
-      await lock.release();
-      return;
-    } catch (error) {
-      if (error instanceof LockLostError) return;
-      await pause(Math.min(LONGEST_RETRY_MS, FIRST_RETRY_MS * 2 ** attempt));
-    }
-  }
-}
-
-function pause(ms: number): Promise<void> {
-  // Never keeps the process alive: if it exits meanwhile, the lease simply runs out.
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+export function releaseInBackground(lock: Lock): void {
+  void lock.release().catch(() => undefined);
 }
