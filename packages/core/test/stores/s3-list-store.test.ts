@@ -194,21 +194,30 @@ describe('s3ListStore: contenders', () => {
     let inside = 0;
     let overlaps = 0;
     const tokens: number[] = [];
+    let toldLost = 0;
     await Promise.all(
       replicas.map(async (replica) => {
         for (let round = 0; round < 15; round++) {
-          await replica.withLock(name, async (lock) => {
-            inside += 1;
-            if (inside > 1) overlaps += 1;
-            tokens.push(lock.fencingToken);
-            await new Promise((resolve) => setTimeout(resolve, Math.random() < 0.5 ? 0 : 5));
-            inside -= 1;
-          });
+          await replica
+            .withLock(name, async (lock) => {
+              inside += 1;
+              if (inside > 1) overlaps += 1;
+              tokens.push(lock.fencingToken);
+              await new Promise((resolve) => setTimeout(resolve, Math.random() < 0.5 ? 0 : 5));
+              inside -= 1;
+            })
+            .catch((error: unknown) => {
+              // A late upload that sorts first (withdrawn a moment later) makes the holder's release
+              // report a loss: the conservative answer, never a second holder.
+              if (!(error instanceof LockLostError)) throw error;
+              toldLost += 1;
+            });
         }
       }),
     );
     expect(overlaps).toBe(0);
     expect(tokens).toHaveLength(30);
+    expect(toldLost).toBeLessThanOrEqual(15);
     for (let i = 1; i < tokens.length; i++) expect(tokens[i]!).toBeGreaterThan(tokens[i - 1]!);
     expect(slow.hits).toBe(15);
     expect(await objectsOf(name)).toEqual([]);
