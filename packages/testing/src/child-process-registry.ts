@@ -14,7 +14,7 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 let installed = false;
 
 /** Sends `signal` to the child's process group (falls back to the child alone). Never throws. */
-export function signalChild(child: ChildProcess, signal: NodeJS.Signals): void {
+function signalChild(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   try {
     process.kill(-child.pid, signal);

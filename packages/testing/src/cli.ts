@@ -1,14 +1,10 @@
 #!/usr/bin/env node
 // latch-testing: start the local lock backends (`up`) or prove they work on this machine (`check`).
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { callDynamoDB } from './dynamodb-http.js';
 import { startDynamoDBLocal } from './dynamodb-local.js';
 import { startRedis } from './redis.js';
-import { redisCommands } from './resp-client.js';
 import { startS3Server } from './s3/server.js';
-
-const BACKENDS = ['s3', 'dynamodb', 'redis'] as const;
-type BackendName = (typeof BACKENDS)[number];
+import { BACKENDS, type BackendName, ROUND_TRIPS, type RoundTripTarget } from './self-check.js';
 
 const USAGE = `Usage: latch-testing <command> [options]
 
@@ -60,7 +56,7 @@ class UsageError extends Error {
   }
 }
 
-interface Running {
+interface Running extends RoundTripTarget {
   name: BackendName;
   /** Human-readable address line. */
   line: string;
@@ -117,6 +113,8 @@ async function startBackend(
       const bucket = s3.bucket ?? options.bucket;
       return {
         name,
+        endpoint: s3.endpoint,
+        port: s3.port,
         line: `${s3.endpoint}${bucket ? `  (bucket: ${bucket})` : ''}`,
         json: { endpoint: s3.endpoint, ...(bucket ? { bucket } : {}) },
         stop: () => s3.stop(),
@@ -126,6 +124,8 @@ async function startBackend(
       const ddb = await startDynamoDBLocal({ port: options.port });
       return {
         name,
+        endpoint: ddb.endpoint,
+        port: ddb.port,
         line: `${ddb.endpoint}  (any region and credentials)`,
         json: { endpoint: ddb.endpoint },
         stop: ddb.stop,
@@ -133,7 +133,14 @@ async function startBackend(
     }
     case 'redis': {
       const redis = await startRedis({ port: options.port });
-      return { name, line: redis.url, json: { url: redis.url }, stop: redis.stop };
+      return {
+        name,
+        endpoint: redis.url,
+        port: redis.port,
+        line: redis.url,
+        json: { url: redis.url },
+        stop: redis.stop,
+      };
     }
   }
 }
@@ -199,83 +206,11 @@ interface CheckResult {
   roundTripMs?: number;
 }
 
-/** One real round trip per backend, proving the conditional write each lock relies on works. */
-const ROUND_TRIPS: Record<BackendName, (running: RoundTripTarget) => Promise<string>> = {
-  async s3({ endpoint }) {
-    const bucket = `${endpoint}/latch-check`;
-    const created = await fetch(bucket, { method: 'PUT' });
-    if (created.status !== 200 && created.status !== 409)
-      throw new Error(`create bucket: HTTP ${created.status}`);
-    const put = () =>
-      fetch(`${bucket}/self-check`, { method: 'PUT', headers: { 'if-none-match': '*' }, body: 'held' });
-    const first = await put();
-    if (first.status !== 200) throw new Error(`first If-None-Match put: HTTP ${first.status}, expected 200`);
-    const second = await put();
-    if (second.status !== 412)
-      throw new Error(`second If-None-Match put: HTTP ${second.status}, expected 412`);
-    return 'bucket created; If-None-Match put twice: 200, then 412';
-  },
-  async dynamodb({ endpoint }) {
-    const table = await callDynamoDB(endpoint, 'CreateTable', {
-      TableName: 'latch-check',
-      BillingMode: 'PAY_PER_REQUEST',
-      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
-    });
-    if (table.status !== 200)
-      throw new Error(`CreateTable: HTTP ${table.status} ${JSON.stringify(table.body)}`);
-    const put = () =>
-      callDynamoDB(endpoint, 'PutItem', {
-        TableName: 'latch-check',
-        Item: { pk: { S: 'self-check' } },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      });
-    const first = await put();
-    if (first.status !== 200)
-      throw new Error(`first PutItem: HTTP ${first.status} ${JSON.stringify(first.body)}`);
-    const second = await put();
-    if (second.status !== 400 || !String(second.body.__type).endsWith('ConditionalCheckFailedException')) {
-      throw new Error(
-        `second PutItem: HTTP ${second.status} ${JSON.stringify(second.body)}, expected a failed condition`,
-      );
-    }
-    return 'table created; conditional PutItem twice: ok, then ConditionalCheckFailed';
-  },
-  async redis({ port }) {
-    const replies = await redisCommands(port, [
-      ['PING'],
-      ['SET', 'latch-check', 'a', 'NX', 'PX', '10000'],
-      ['SET', 'latch-check', 'b', 'NX', 'PX', '10000'],
-      ['GET', 'latch-check'],
-    ]);
-    const expected = ['PONG', 'OK', null, 'a'];
-    if (JSON.stringify(replies) !== JSON.stringify(expected)) {
-      throw new Error(
-        `PING/SET NX/SET NX/GET replied ${JSON.stringify(replies)}, expected ${JSON.stringify(expected)}`,
-      );
-    }
-    return 'PING; SET NX twice: OK, then refused; GET';
-  },
-};
-
-interface RoundTripTarget {
-  endpoint: string;
-  port: number;
-}
-
 async function checkOne(name: BackendName): Promise<CheckResult> {
   const started = performance.now();
-  let running: (RoundTripTarget & { stop(): Promise<void> }) | undefined;
+  let running: Running | undefined;
   try {
-    if (name === 's3') {
-      const s3 = await startS3Server({});
-      running = { endpoint: s3.endpoint, port: Number(new URL(s3.endpoint).port), stop: () => s3.stop() };
-    } else if (name === 'dynamodb') {
-      running = await startDynamoDBLocal();
-    } else {
-      const redis = await startRedis();
-      running = { endpoint: redis.url, port: redis.port, stop: redis.stop };
-    }
+    running = await startBackend(name, {});
     const startMs = performance.now() - started;
     const detail = await ROUND_TRIPS[name](running);
     return { name, ok: true, detail, startMs, roundTripMs: performance.now() - started - startMs };

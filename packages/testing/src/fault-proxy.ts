@@ -1,4 +1,6 @@
 import { connect, createServer, type Socket } from 'node:net';
+import { listen } from './listen.js';
+import { resetSocket } from './reset-socket.js';
 
 export interface FaultProxyOptions {
   /** Where to forward: `'host:port'` or a URL such as `http://127.0.0.1:8000` or `redis://127.0.0.1:6379`. */
@@ -148,16 +150,9 @@ function parseTarget(target: string): {
 
 /** Closes a socket, with a TCP RST when `reset` so the peer sees ECONNRESET rather than a clean end. */
 function kill(socket: Socket | undefined, reset: boolean): void {
-  if (!socket || socket.destroyed) return;
-  if (reset) {
-    try {
-      socket.resetAndDestroy();
-      return;
-    } catch {
-      // no TCP handle (yet): fall back to a plain destroy
-    }
-  }
-  socket.destroy();
+  if (!socket) return;
+  if (reset) resetSocket(socket);
+  else socket.destroy();
 }
 
 /**
@@ -260,15 +255,7 @@ export async function faultProxy(options: FaultProxyOptions): Promise<FaultProxy
     });
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port: options.port ?? 0, host: listenHost }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
+  const port = await listen(server, options.port ?? 0, listenHost);
 
   const proxy: FaultProxy = {
     endpoint: target.endpointFor(listenHost, port),

@@ -39,7 +39,7 @@ export function redisCommands(
   });
 }
 
-export function encodeCommand(args: string[]): string {
+function encodeCommand(args: string[]): string {
   return `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
 }
 

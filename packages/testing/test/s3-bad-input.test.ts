@@ -1,31 +1,19 @@
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { crc32 } from 'node:zlib';
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type S3Server, startS3Server } from '../src/s3/server.js';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { describe, expect, it } from 'vitest';
 import {
   bodyText,
   expectS3Error,
   type RawRequest,
   type RawResponse,
   rawRequest,
-  s3Client,
+  useS3Server,
 } from './s3-helpers.js';
 
-let server: S3Server;
-let s3: S3Client;
 const Bucket = 'strict';
-
-beforeAll(async () => {
-  server = await startS3Server({ bucket: Bucket, maxObjectSize: 64 * 1024 });
-  s3 = s3Client(server);
-});
-
-afterAll(async () => {
-  s3.destroy();
-  await server.stop();
-});
+const local = useS3Server({ bucket: Bucket, maxObjectSize: 64 * 1024 });
 
 const md5b64 = (body: string | Buffer) => createHash('md5').update(body).digest('base64');
 const crc32b64 = (body: string | Buffer) => {
@@ -35,7 +23,7 @@ const crc32b64 = (body: string | Buffer) => {
 };
 
 async function send(req: RawRequest): Promise<RawResponse> {
-  const res = await rawRequest(server, req);
+  const res = await rawRequest(local.server, req);
   // Every answer, error or not, carries a request id like S3's.
   expect(res.headers['x-amz-request-id']).toBeTruthy();
   return res;
@@ -50,7 +38,7 @@ async function expectError(req: RawRequest, status: number, code: string | undef
 /** Writes raw bytes on a socket and returns whatever comes back before the server closes or 3 s pass. */
 function rawSocket(payload: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect(server.port, server.host);
+    const socket = connect(local.server.port, local.server.host);
     let data = '';
     const timer = setTimeout(() => {
       socket.destroy();
@@ -112,8 +100,8 @@ describe('DeleteObjects bodies', () => {
   });
 
   it('accepts namespaces, entities, CDATA and comments', async () => {
-    await s3.send(new PutObjectCommand({ Bucket, Key: 'x&y', Body: 'a' }));
-    await s3.send(new PutObjectCommand({ Bucket, Key: 'cdata<', Body: 'a' }));
+    await local.s3.send(new PutObjectCommand({ Bucket, Key: 'x&y', Body: 'a' }));
+    await local.s3.send(new PutObjectCommand({ Bucket, Key: 'cdata<', Body: 'a' }));
     const xml =
       '<?xml version="1.0"?><!-- c --><Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/">' +
       '<Object><Key>x&amp;y</Key></Object><Object><Key><![CDATA[cdata<]]></Key></Object></Delete>';
@@ -202,19 +190,19 @@ describe('keys', () => {
     await expectError({ method: 'GET', path: `/${Bucket}/${'a'.repeat(1025)}` }, 400, 'KeyTooLongError');
     // 513 two-byte characters: fewer than 1024 characters, but 1026 bytes.
     await expectS3Error(
-      s3.send(new PutObjectCommand({ Bucket, Key: 'é'.repeat(513), Body: 'x' })),
+      local.s3.send(new PutObjectCommand({ Bucket, Key: 'é'.repeat(513), Body: 'x' })),
       'KeyTooLongError',
       400,
     );
     const Key = 'b'.repeat(1024);
-    await s3.send(new PutObjectCommand({ Bucket, Key, Body: 'max' }));
-    expect(await bodyText((await s3.send(new GetObjectCommand({ Bucket, Key }))).Body)).toBe('max');
+    await local.s3.send(new PutObjectCommand({ Bucket, Key, Body: 'max' }));
+    expect(await bodyText((await local.s3.send(new GetObjectCommand({ Bucket, Key }))).Body)).toBe('max');
   });
 });
 
 describe('conditional headers', () => {
   it('treats If-Match values that are not entity tags as non-matching (412 / 404)', async () => {
-    await s3.send(new PutObjectCommand({ Bucket, Key: 'cond', Body: 'x' }));
+    await local.s3.send(new PutObjectCommand({ Bucket, Key: 'cond', Body: 'x' }));
     for (const value of ['garbage', '', '"unterminated', 'W/', ',,,']) {
       await expectError(
         {
@@ -247,11 +235,13 @@ describe('conditional headers', () => {
       412,
       'PreconditionFailed',
     );
-    expect(await bodyText((await s3.send(new GetObjectCommand({ Bucket, Key: 'cond' }))).Body)).toBe('x');
+    expect(await bodyText((await local.s3.send(new GetObjectCommand({ Bucket, Key: 'cond' }))).Body)).toBe(
+      'x',
+    );
   });
 
   it('ignores unparseable dates in If-Modified-Since / If-Unmodified-Since', async () => {
-    await s3.send(new PutObjectCommand({ Bucket, Key: 'dated', Body: 'x' }));
+    await local.s3.send(new PutObjectCommand({ Bucket, Key: 'dated', Body: 'x' }));
     const res = await send({
       method: 'GET',
       path: `/${Bucket}/dated`,
@@ -301,9 +291,9 @@ describe('request bodies', () => {
       body,
     });
     expect(res.status).toBe(200);
-    expect(await bodyText((await s3.send(new GetObjectCommand({ Bucket, Key: 'signed-chunks' }))).Body)).toBe(
-      'hello world',
-    );
+    expect(
+      await bodyText((await local.s3.send(new GetObjectCommand({ Bucket, Key: 'signed-chunks' }))).Body),
+    ).toBe('hello world');
   });
 
   it('verifies a trailing checksum', async () => {
@@ -447,7 +437,7 @@ describe('unsupported requests', () => {
   });
 
   it('answers a response header Node cannot send with 500 InternalError instead of dropping the connection', async () => {
-    await s3.send(new PutObjectCommand({ Bucket, Key: 'override', Body: 'x' }));
+    await local.s3.send(new PutObjectCommand({ Bucket, Key: 'override', Body: 'x' }));
     await expectError(
       { method: 'GET', path: `/${Bucket}/override?response-content-type=%E2%82%AC` },
       500,

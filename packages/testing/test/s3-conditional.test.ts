@@ -8,28 +8,17 @@ import {
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type S3Server, startS3Server } from '../src/s3/server.js';
-import { bodyText, expectS3Error, rawRequest, s3Client, sdkError } from './s3-helpers.js';
+import { bodyText, expectS3Error, rawRequest, s3Client, sdkError, useS3Server } from './s3-helpers.js';
 
-let server: S3Server;
-let s3: S3Client;
 const Bucket = 'cond';
-
-beforeAll(async () => {
-  server = await startS3Server({ bucket: Bucket });
-  s3 = s3Client(server);
-});
-
-afterAll(async () => {
-  s3.destroy();
-  await server.stop();
-});
+const local = useS3Server({ bucket: Bucket });
 
 async function put(Key: string, Body: string, extra: { IfMatch?: string; IfNoneMatch?: string } = {}) {
-  return s3.send(new PutObjectCommand({ Bucket, Key, Body, ...extra }));
+  return local.s3.send(new PutObjectCommand({ Bucket, Key, Body, ...extra }));
 }
 
 async function read(Key: string): Promise<string> {
-  return bodyText((await s3.send(new GetObjectCommand({ Bucket, Key }))).Body);
+  return bodyText((await local.s3.send(new GetObjectCommand({ Bucket, Key }))).Body);
 }
 
 async function until(condition: () => boolean): Promise<void> {
@@ -47,7 +36,7 @@ describe('PutObject If-None-Match', () => {
 
   it('can create a key again once it was deleted', async () => {
     await put('inm/recreate', 'one', { IfNoneMatch: '*' });
-    await s3.send(new DeleteObjectCommand({ Bucket, Key: 'inm/recreate' }));
+    await local.s3.send(new DeleteObjectCommand({ Bucket, Key: 'inm/recreate' }));
     await put('inm/recreate', 'two', { IfNoneMatch: '*' });
     expect(await read('inm/recreate')).toBe('two');
   });
@@ -61,7 +50,7 @@ describe('PutObject If-None-Match', () => {
 
   it('names the failed condition in the error document', async () => {
     await put('inm/doc', 'x');
-    const res = await rawRequest(server, {
+    const res = await rawRequest(local.server, {
       method: 'PUT',
       path: `/${Bucket}/inm/doc`,
       headers: { 'if-none-match': '*', 'content-length': 1 },
@@ -94,12 +83,12 @@ describe('PutObject If-Match', () => {
       'NoSuchKey',
       404,
     );
-    await expectS3Error(s3.send(new HeadObjectCommand({ Bucket, Key: 'im/absent' })), 'NotFound', 404);
+    await expectS3Error(local.s3.send(new HeadObjectCommand({ Bucket, Key: 'im/absent' })), 'NotFound', 404);
   });
 
   it('accepts the ETag without quotes, as S3 does', async () => {
     const v1 = await put('im/unquoted', 'v1');
-    const res = await rawRequest(server, {
+    const res = await rawRequest(local.server, {
       method: 'PUT',
       path: `/${Bucket}/im/unquoted`,
       headers: { 'if-match': v1.ETag!.replaceAll('"', ''), 'content-length': 2 },
@@ -113,15 +102,15 @@ describe('PutObject If-Match', () => {
 describe('DeleteObject If-Match', () => {
   it('deletes when the ETag matches', async () => {
     const { ETag } = await put('del/match', 'x');
-    const res = await s3.send(new DeleteObjectCommand({ Bucket, Key: 'del/match', IfMatch: ETag }));
+    const res = await local.s3.send(new DeleteObjectCommand({ Bucket, Key: 'del/match', IfMatch: ETag }));
     expect(res.$metadata.httpStatusCode).toBe(204);
-    await expectS3Error(s3.send(new HeadObjectCommand({ Bucket, Key: 'del/match' })), 'NotFound', 404);
+    await expectS3Error(local.s3.send(new HeadObjectCommand({ Bucket, Key: 'del/match' })), 'NotFound', 404);
   });
 
   it('answers 412 on a different ETag and keeps the object', async () => {
     await put('del/mismatch', 'x');
     await expectS3Error(
-      s3.send(new DeleteObjectCommand({ Bucket, Key: 'del/mismatch', IfMatch: '"0000"' })),
+      local.s3.send(new DeleteObjectCommand({ Bucket, Key: 'del/mismatch', IfMatch: '"0000"' })),
       'PreconditionFailed',
       412,
     );
@@ -130,12 +119,12 @@ describe('DeleteObject If-Match', () => {
 
   it('answers 404 NoSuchKey for a missing key', async () => {
     await expectS3Error(
-      s3.send(new DeleteObjectCommand({ Bucket, Key: 'del/missing', IfMatch: '"0000"' })),
+      local.s3.send(new DeleteObjectCommand({ Bucket, Key: 'del/missing', IfMatch: '"0000"' })),
       'NoSuchKey',
       404,
     );
     await expectS3Error(
-      s3.send(new DeleteObjectCommand({ Bucket, Key: 'del/missing', IfMatch: '*' })),
+      local.s3.send(new DeleteObjectCommand({ Bucket, Key: 'del/missing', IfMatch: '*' })),
       'NoSuchKey',
       404,
     );
@@ -143,8 +132,8 @@ describe('DeleteObject If-Match', () => {
 
   it('treats If-Match: * as "the object exists"', async () => {
     await put('del/star', 'x');
-    await s3.send(new DeleteObjectCommand({ Bucket, Key: 'del/star', IfMatch: '*' }));
-    await expectS3Error(s3.send(new HeadObjectCommand({ Bucket, Key: 'del/star' })), 'NotFound', 404);
+    await local.s3.send(new DeleteObjectCommand({ Bucket, Key: 'del/star', IfMatch: '*' }));
+    await expectS3Error(local.s3.send(new HeadObjectCommand({ Bucket, Key: 'del/star' })), 'NotFound', 404);
   });
 });
 
@@ -157,11 +146,13 @@ describe('conditional GET and HEAD', () => {
 
   beforeAll(async () => {
     etag = (await put(Key, 'content')).ETag!;
-    modified = (await s3.send(new HeadObjectCommand({ Bucket, Key }))).LastModified!;
+    modified = (await local.s3.send(new HeadObjectCommand({ Bucket, Key }))).LastModified!;
   });
 
-  const get = (extra: Record<string, unknown>) => s3.send(new GetObjectCommand({ Bucket, Key, ...extra }));
-  const head = (extra: Record<string, unknown>) => s3.send(new HeadObjectCommand({ Bucket, Key, ...extra }));
+  const get = (extra: Record<string, unknown>) =>
+    local.s3.send(new GetObjectCommand({ Bucket, Key, ...extra }));
+  const head = (extra: Record<string, unknown>) =>
+    local.s3.send(new HeadObjectCommand({ Bucket, Key, ...extra }));
 
   it('If-Match: 200 on match, 412 otherwise', async () => {
     expect(await bodyText((await get({ IfMatch: etag })).Body)).toBe('content');
@@ -180,7 +171,7 @@ describe('conditional GET and HEAD', () => {
   });
 
   it('sends ETag and Last-Modified with a 304 and no body', async () => {
-    const res = await rawRequest(server, {
+    const res = await rawRequest(local.server, {
       method: 'GET',
       path: `/${Bucket}/${Key}`,
       headers: { 'if-none-match': etag },
@@ -219,7 +210,7 @@ describe('conditional GET and HEAD', () => {
 
   it('a missing key is 404 whatever the conditions', async () => {
     await expectS3Error(
-      s3.send(new GetObjectCommand({ Bucket, Key: 'read/none', IfNoneMatch: '*' })),
+      local.s3.send(new GetObjectCommand({ Bucket, Key: 'read/none', IfNoneMatch: '*' })),
       'NoSuchKey',
       404,
     );
@@ -260,7 +251,7 @@ describe('concurrent conditional writes', () => {
     const Key = 'race/in-flight';
     // The latency fault holds the conditional put after the server received it; its hit count tells
     // us when that happened, without guessing at timing.
-    const hold = server.faults.latency({ op: 'PutObject', key: Key, times: 1 }, 300);
+    const hold = local.server.faults.latency({ op: 'PutObject', key: Key, times: 1 }, 300);
     const pending = sdkError(put(Key, 'slow', { IfNoneMatch: '*' }));
     await until(() => hold.hits === 1);
     await put(Key, 'fast');
@@ -272,12 +263,12 @@ describe('concurrent conditional writes', () => {
 
   it('answers 409 to a conditional put whose body upload overlapped another write', async () => {
     const Key = 'race/slow-body';
-    const arrived = server.faults.latency({ op: 'PutObject', key: Key, times: 1 }, 0);
+    const arrived = local.server.faults.latency({ op: 'PutObject', key: Key, times: 1 }, 0);
     const slow = new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request(
         {
-          host: server.host,
-          port: server.port,
+          host: local.server.host,
+          port: local.server.port,
           method: 'PUT',
           path: `/${Bucket}/${Key}`,
           headers: { 'content-length': 10, 'if-none-match': '*' },
@@ -307,7 +298,7 @@ describe('concurrent conditional writes', () => {
   });
 
   it('writes to other keys do not conflict', async () => {
-    const hold = server.faults.latency({ op: 'PutObject', key: 'race/mine', times: 1 }, 200);
+    const hold = local.server.faults.latency({ op: 'PutObject', key: 'race/mine', times: 1 }, 200);
     const pending = put('race/mine', 'mine', { IfNoneMatch: '*' });
     await until(() => hold.hits === 1);
     await put('race/yours', 'yours');
@@ -318,8 +309,8 @@ describe('concurrent conditional writes', () => {
   it('a conditional delete conflicts with a put that landed while it was in flight', async () => {
     const Key = 'race/delete';
     const { ETag } = await put(Key, 'v1');
-    const hold = server.faults.latency({ op: 'DeleteObject', key: Key, times: 1 }, 300);
-    const pending = sdkError(s3.send(new DeleteObjectCommand({ Bucket, Key, IfMatch: ETag })));
+    const hold = local.server.faults.latency({ op: 'DeleteObject', key: Key, times: 1 }, 300);
+    const pending = sdkError(local.s3.send(new DeleteObjectCommand({ Bucket, Key, IfMatch: ETag })));
     await until(() => hold.hits === 1);
     await put(Key, 'v1'); // same content, same ETag: still a conflicting write
     expect((await pending).name).toBe('ConditionalRequestConflict');

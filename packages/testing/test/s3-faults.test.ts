@@ -1,35 +1,29 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type S3Server, startS3Server } from '../src/s3/server.js';
-import { bodyText, expectS3Error, rawRequest, s3Client, sdkError } from './s3-helpers.js';
+import { bodyText, expectS3Error, rawRequest, s3Client, sdkError, useS3Server } from './s3-helpers.js';
 
-let server: S3Server;
-let s3: S3Client;
+const Bucket = 'faulty';
+const local = useS3Server({ bucket: Bucket });
 /** No SDK retries: each call is exactly one HTTP request, so a fault's effect is seen directly. */
 let once: S3Client;
-const Bucket = 'faulty';
 
-beforeAll(async () => {
-  server = await startS3Server({ bucket: Bucket });
-  s3 = s3Client(server);
-  once = s3Client(server, { maxAttempts: 1 });
+beforeAll(() => {
+  once = s3Client(local.server, { maxAttempts: 1 });
 });
 
 afterEach(() => {
-  server.faults.clear();
-  server.resetRequestLog();
+  local.server.faults.clear();
+  local.server.resetRequestLog();
 });
 
-afterAll(async () => {
-  s3.destroy();
+afterAll(() => {
   once.destroy();
-  await server.stop();
 });
 
 const put = (client: S3Client, Key: string, Body: string, IfNoneMatch?: string) =>
   client.send(new PutObjectCommand({ Bucket, Key, Body, ...(IfNoneMatch ? { IfNoneMatch } : {}) }));
 const exists = async (Key: string) => {
-  const err = await s3.send(new HeadObjectCommand({ Bucket, Key })).then(
+  const err = await local.s3.send(new HeadObjectCommand({ Bucket, Key })).then(
     () => undefined,
     (e: Error) => e,
   );
@@ -39,18 +33,20 @@ const exists = async (Key: string) => {
 
 describe('latency', () => {
   it('delays matching requests by at least the given time', async () => {
-    const fault = server.faults.latency({ op: 'GetObject' }, 150);
-    await put(s3, 'slow', 'x');
+    const fault = local.server.faults.latency({ op: 'GetObject' }, 150);
+    await put(local.s3, 'slow', 'x');
     const started = performance.now();
-    await s3.send(new GetObjectCommand({ Bucket, Key: 'slow' }));
+    await local.s3.send(new GetObjectCommand({ Bucket, Key: 'slow' }));
     expect(performance.now() - started).toBeGreaterThanOrEqual(140);
     expect(fault.hits).toBe(1);
     expect(fault.active).toBe(true);
   });
 
   it('can delay the answer after the write was applied', async () => {
-    const fault = server.faults.latency({ op: 'PutObject', key: 'late-answer' }, 300, { afterApply: true });
-    const pending = put(s3, 'late-answer', 'x');
+    const fault = local.server.faults.latency({ op: 'PutObject', key: 'late-answer' }, 300, {
+      afterApply: true,
+    });
+    const pending = put(local.s3, 'late-answer', 'x');
     // The object becomes visible before the PUT's own response arrives.
     for (let i = 0; i < 100 && !(await exists('late-answer')); i++)
       await new Promise((r) => setTimeout(r, 10));
@@ -60,16 +56,16 @@ describe('latency', () => {
   });
 
   it('does not touch requests the matcher excludes', async () => {
-    const fault = server.faults.latency({ op: 'PutObject', key: /^only\// }, 5_000);
-    await put(s3, 'elsewhere', 'x');
-    await s3.send(new GetObjectCommand({ Bucket, Key: 'elsewhere' }));
+    const fault = local.server.faults.latency({ op: 'PutObject', key: /^only\// }, 5_000);
+    await put(local.s3, 'elsewhere', 'x');
+    await local.s3.send(new GetObjectCommand({ Bucket, Key: 'elsewhere' }));
     expect(fault.hits).toBe(0);
   });
 });
 
 describe('error responses', () => {
   it('SlowDown: 503 reaches the caller as SlowDown and nothing is written', async () => {
-    const fault = server.faults.slowDown({ op: 'PutObject', key: 'throttled' });
+    const fault = local.server.faults.slowDown({ op: 'PutObject', key: 'throttled' });
     await expectS3Error(put(once, 'throttled', 'x'), 'SlowDown', 503);
     expect(fault.hits).toBe(1);
     expect(await exists('throttled')).toBe(false);
@@ -77,11 +73,13 @@ describe('error responses', () => {
 
   it('server errors are retried by the SDK, which succeeds once the fault is used up', async () => {
     // InternalError rather than SlowDown: the SDK backs off much longer after throttling errors.
-    const fault = server.faults.internalError({ op: 'PutObject', key: 'retried', times: 2 });
-    await put(s3, 'retried', 'x'); // default client: up to 3 attempts
+    const fault = local.server.faults.internalError({ op: 'PutObject', key: 'retried', times: 2 });
+    await put(local.s3, 'retried', 'x'); // default client: up to 3 attempts
     expect(fault.hits).toBe(2);
     expect(fault.active).toBe(false);
-    expect(server.requestLog.filter((r) => r.op === 'PutObject').map((r) => [r.status, r.fault])).toEqual([
+    expect(
+      local.server.requestLog.filter((r) => r.op === 'PutObject').map((r) => [r.status, r.fault]),
+    ).toEqual([
       [500, 'internalError'],
       [500, 'internalError'],
       [200, undefined],
@@ -89,8 +87,8 @@ describe('error responses', () => {
   });
 
   it('InternalError: 500 with an S3 error document', async () => {
-    const fault = server.faults.internalError({ op: 'GetObject', times: 1 });
-    await put(s3, 'broken', 'x');
+    const fault = local.server.faults.internalError({ op: 'GetObject', times: 1 });
+    await put(local.s3, 'broken', 'x');
     await expectS3Error(once.send(new GetObjectCommand({ Bucket, Key: 'broken' })), 'InternalError', 500);
     expect(fault.hits).toBe(1);
     // times: 1 — the next request is served normally.
@@ -98,8 +96,8 @@ describe('error responses', () => {
   });
 
   it('HEAD errors come without a body', async () => {
-    server.faults.slowDown({ op: 'HeadBucket' });
-    const res = await rawRequest(server, { method: 'HEAD', path: `/${Bucket}` });
+    local.server.faults.slowDown({ op: 'HeadBucket' });
+    const res = await rawRequest(local.server, { method: 'HEAD', path: `/${Bucket}` });
     expect(res.status).toBe(503);
     expect(res.body).toBe('');
   });
@@ -107,28 +105,28 @@ describe('error responses', () => {
 
 describe('connection faults', () => {
   it('resetBeforeApply: the client gets a network error and the object is not written', async () => {
-    const fault = server.faults.resetBeforeApply({ op: 'PutObject', key: 'never' });
+    const fault = local.server.faults.resetBeforeApply({ op: 'PutObject', key: 'never' });
     const err = await sdkError(put(once, 'never', 'x'));
     expect(err.$metadata?.httpStatusCode).toBeUndefined();
     expect((err as Error & { code?: string }).code).toBe('ECONNRESET');
     expect(fault.hits).toBe(1);
     expect(await exists('never')).toBe(false);
-    expect(server.requestLog.find((r) => r.key === 'never')).toMatchObject({
+    expect(local.server.requestLog.find((r) => r.key === 'never')).toMatchObject({
       status: 0,
       fault: 'resetBeforeApply',
     });
   });
 
   it('dropResponseAfterApply: the client gets a network error but the object IS written', async () => {
-    const fault = server.faults.dropResponseAfterApply({ op: 'PutObject', key: 'ghost' });
+    const fault = local.server.faults.dropResponseAfterApply({ op: 'PutObject', key: 'ghost' });
     const err = await sdkError(put(once, 'ghost', 'applied'));
     expect(err.$metadata?.httpStatusCode).toBeUndefined();
     expect((err as Error & { code?: string }).code).toBe('ECONNRESET');
     expect(fault.hits).toBe(1);
-    expect(await bodyText((await s3.send(new GetObjectCommand({ Bucket, Key: 'ghost' }))).Body)).toBe(
+    expect(await bodyText((await local.s3.send(new GetObjectCommand({ Bucket, Key: 'ghost' }))).Body)).toBe(
       'applied',
     );
-    expect(server.requestLog.find((r) => r.key === 'ghost')).toMatchObject({
+    expect(local.server.requestLog.find((r) => r.key === 'ghost')).toMatchObject({
       status: 200,
       fault: 'dropResponseAfterApply',
     });
@@ -136,55 +134,55 @@ describe('connection faults', () => {
 
   it('a retried create-only put after a lost response sees its own write as 412', async () => {
     // The ambiguity lock code must handle: the first attempt won, the SDK's retry is told it lost.
-    server.faults.dropResponseAfterApply({ op: 'PutObject', key: 'ambiguous', times: 1 });
-    await expectS3Error(put(s3, 'ambiguous', 'mine', '*'), 'PreconditionFailed', 412);
-    expect(await bodyText((await s3.send(new GetObjectCommand({ Bucket, Key: 'ambiguous' }))).Body)).toBe(
-      'mine',
-    );
+    local.server.faults.dropResponseAfterApply({ op: 'PutObject', key: 'ambiguous', times: 1 });
+    await expectS3Error(put(local.s3, 'ambiguous', 'mine', '*'), 'PreconditionFailed', 412);
+    expect(
+      await bodyText((await local.s3.send(new GetObjectCommand({ Bucket, Key: 'ambiguous' }))).Body),
+    ).toBe('mine');
   });
 });
 
 describe('fault handles', () => {
   it('remove() and clear() stop faults; times retires them', async () => {
-    const a = server.faults.slowDown({ op: 'GetObject' });
-    const b = server.faults.internalError({ op: 'GetObject' });
-    await put(s3, 'handles', 'x');
+    const a = local.server.faults.slowDown({ op: 'GetObject' });
+    const b = local.server.faults.internalError({ op: 'GetObject' });
+    await put(local.s3, 'handles', 'x');
     await expectS3Error(once.send(new GetObjectCommand({ Bucket, Key: 'handles' })), 'SlowDown', 503);
     a.remove();
     expect(a.active).toBe(false);
     await expectS3Error(once.send(new GetObjectCommand({ Bucket, Key: 'handles' })), 'InternalError', 500);
-    server.faults.clear();
+    local.server.faults.clear();
     expect(b.active).toBe(false);
     await once.send(new GetObjectCommand({ Bucket, Key: 'handles' }));
     expect([a.hits, b.hits]).toEqual([1, 1]);
   });
 
   it('matches on a list of operations and on the bucket', async () => {
-    const fault = server.faults.slowDown({ op: ['GetObject', 'HeadObject'], bucket: 'other-bucket' });
-    await put(s3, 'bucket-match', 'x');
+    const fault = local.server.faults.slowDown({ op: ['GetObject', 'HeadObject'], bucket: 'other-bucket' });
+    await put(local.s3, 'bucket-match', 'x');
     await once.send(new GetObjectCommand({ Bucket, Key: 'bucket-match' }));
     expect(fault.hits).toBe(0);
   });
 
   it('rejects nonsensical settings', () => {
-    expect(() => server.faults.latency({}, -1)).toThrow(RangeError);
-    expect(() => server.faults.slowDown({ times: 0 })).toThrow(RangeError);
-    expect(() => server.faults.slowDown({ times: 1.5 })).toThrow(RangeError);
+    expect(() => local.server.faults.latency({}, -1)).toThrow(RangeError);
+    expect(() => local.server.faults.slowDown({ times: 0 })).toThrow(RangeError);
+    expect(() => local.server.faults.slowDown({ times: 1.5 })).toThrow(RangeError);
   });
 });
 
 describe('request log', () => {
   it('records operation, bucket, key and status of each request', async () => {
-    await put(s3, 'logged', 'x');
-    await s3.send(new GetObjectCommand({ Bucket, Key: 'logged' }));
-    await expectS3Error(s3.send(new GetObjectCommand({ Bucket, Key: 'unlogged' })), 'NoSuchKey', 404);
-    expect(server.requestLog).toEqual([
+    await put(local.s3, 'logged', 'x');
+    await local.s3.send(new GetObjectCommand({ Bucket, Key: 'logged' }));
+    await expectS3Error(local.s3.send(new GetObjectCommand({ Bucket, Key: 'unlogged' })), 'NoSuchKey', 404);
+    expect(local.server.requestLog).toEqual([
       { op: 'PutObject', method: 'PUT', bucket: Bucket, key: 'logged', status: 200 },
       { op: 'GetObject', method: 'GET', bucket: Bucket, key: 'logged', status: 200 },
       { op: 'GetObject', method: 'GET', bucket: Bucket, key: 'unlogged', status: 404 },
     ]);
-    server.resetRequestLog();
-    expect(server.requestLog).toEqual([]);
+    local.server.resetRequestLog();
+    expect(local.server.requestLog).toEqual([]);
   });
 });
 
@@ -196,12 +194,12 @@ describe('robustness', () => {
         throw new Error('boom');
       }
     }
-    server.faults.slowDown({ key: new Exploding('x') });
-    const res = await rawRequest(server, { method: 'GET', path: `/${Bucket}/anything` });
+    local.server.faults.slowDown({ key: new Exploding('x') });
+    const res = await rawRequest(local.server, { method: 'GET', path: `/${Bucket}/anything` });
     expect(res.status).toBe(500);
     expect(res.code).toBe('InternalError');
-    server.faults.clear();
-    await put(s3, 'still-alive', 'x');
+    local.server.faults.clear();
+    await put(local.s3, 'still-alive', 'x');
     expect(await exists('still-alive')).toBe(true);
   });
 });

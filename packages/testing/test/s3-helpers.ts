@@ -1,11 +1,42 @@
 import { Agent, request } from 'node:http';
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
-import { expect } from 'vitest';
-import type { S3Server } from '../src/s3/server.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { type S3Server, type S3ServerOptions, startS3Server } from '../src/s3/server.js';
 
 /** A real AWS SDK v3 client pointed at the test server. */
 export function s3Client(server: S3Server, overrides: Partial<S3ClientConfig> = {}): S3Client {
   return new S3Client({ ...server.clientConfig(), ...overrides });
+}
+
+/** One test file's server and SDK client; read them in hooks and tests, not while tests are collected. */
+export interface LocalS3 {
+  readonly server: S3Server;
+  readonly s3: S3Client;
+}
+
+/** Starts a server and a client for it before the file's tests, and stops both after them. */
+export function useS3Server(options: S3ServerOptions = {}): LocalS3 {
+  let started: LocalS3 | undefined;
+  beforeAll(async () => {
+    const server = await startS3Server(options);
+    started = { server, s3: s3Client(server) };
+  });
+  afterAll(async () => {
+    started?.s3.destroy();
+    await started?.server.stop();
+  });
+  const current = () => {
+    if (!started) throw new Error('useS3Server: the server is only there while the tests run');
+    return started;
+  };
+  return {
+    get server() {
+      return current().server;
+    },
+    get s3() {
+      return current().s3;
+    },
+  };
 }
 
 /** The error an SDK call rejected with; fails the test when it resolved. */

@@ -4,28 +4,15 @@ import {
   type ListObjectsV2CommandInput,
   type ListObjectsV2CommandOutput,
   PutObjectCommand,
-  type S3Client,
 } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type S3Server, startS3Server } from '../src/s3/server.js';
-import { expectS3Error, putManyRaw, rawRequest, s3Client } from './s3-helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectS3Error, putManyRaw, rawRequest, useS3Server } from './s3-helpers.js';
 
-let server: S3Server;
-let s3: S3Client;
 const Bucket = 'listing';
-
-beforeAll(async () => {
-  server = await startS3Server({ bucket: Bucket });
-  s3 = s3Client(server);
-});
-
-afterAll(async () => {
-  s3.destroy();
-  await server.stop();
-});
+const local = useS3Server({ bucket: Bucket });
 
 async function putAll(keys: string[]): Promise<void> {
-  await Promise.all(keys.map((Key) => s3.send(new PutObjectCommand({ Bucket, Key, Body: Key }))));
+  await Promise.all(keys.map((Key) => local.s3.send(new PutObjectCommand({ Bucket, Key, Body: Key }))));
 }
 
 /** Follows continuation tokens to the end; returns every page. */
@@ -35,7 +22,7 @@ async function allPages(
   const pages: ListObjectsV2CommandOutput[] = [];
   let ContinuationToken: string | undefined;
   do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket, ...input, ContinuationToken }));
+    const page = await local.s3.send(new ListObjectsV2Command({ Bucket, ...input, ContinuationToken }));
     pages.push(page);
     ContinuationToken = page.NextContinuationToken;
     if (pages.length > 100) throw new Error('pagination does not end');
@@ -49,7 +36,7 @@ describe('ListObjectsV2 pagination', () => {
   const keys = Array.from({ length: 2500 }, (_, i) => `many/${String(i).padStart(5, '0')}`);
 
   beforeAll(async () => {
-    await putManyRaw(server, Bucket, keys);
+    await putManyRaw(local.server, Bucket, keys);
   });
 
   it('pages through 2500 keys 1000 at a time with continuation tokens', async () => {
@@ -67,7 +54,7 @@ describe('ListObjectsV2 pagination', () => {
   });
 
   it('caps max-keys at 1000 and honours smaller values', async () => {
-    const big = await s3.send(new ListObjectsV2Command({ Bucket, Prefix: 'many/', MaxKeys: 5000 }));
+    const big = await local.s3.send(new ListObjectsV2Command({ Bucket, Prefix: 'many/', MaxKeys: 5000 }));
     expect(big.KeyCount).toBe(1000);
     expect(big.MaxKeys).toBe(1000);
     const pages = await allPages({ Prefix: 'many/', MaxKeys: 700 });
@@ -76,13 +63,13 @@ describe('ListObjectsV2 pagination', () => {
   });
 
   it('starts after a given key', async () => {
-    const res = await s3.send(
+    const res = await local.s3.send(
       new ListObjectsV2Command({ Bucket, Prefix: 'many/', StartAfter: 'many/02495', MaxKeys: 10 }),
     );
     expect(res.Contents?.map((c) => c.Key)).toEqual(['many/02496', 'many/02497', 'many/02498', 'many/02499']);
     expect(res.StartAfter).toBe('many/02495');
     expect(res.IsTruncated).toBe(false);
-    const between = await s3.send(
+    const between = await local.s3.send(
       new ListObjectsV2Command({ Bucket, StartAfter: 'many/00001x', MaxKeys: 1 }),
     );
     expect(between.Contents?.map((c) => c.Key)).toEqual(['many/00002']);
@@ -90,7 +77,7 @@ describe('ListObjectsV2 pagination', () => {
 
   it('rejects a forged continuation token', async () => {
     await expectS3Error(
-      s3.send(new ListObjectsV2Command({ Bucket, ContinuationToken: 'not-a-token' })),
+      local.s3.send(new ListObjectsV2Command({ Bucket, ContinuationToken: 'not-a-token' })),
       'InvalidArgument',
       400,
     );
@@ -111,7 +98,7 @@ describe('ListObjectsV2 with a delimiter', () => {
   });
 
   it('rolls keys up into CommonPrefixes', async () => {
-    const res = await s3.send(new ListObjectsV2Command({ Bucket, Prefix: 'tree/', Delimiter: '/' }));
+    const res = await local.s3.send(new ListObjectsV2Command({ Bucket, Prefix: 'tree/', Delimiter: '/' }));
     expect(res.Contents?.map((c) => c.Key)).toEqual(['tree/a.txt', 'tree/z.txt']);
     expect(res.CommonPrefixes?.map((p) => p.Prefix)).toEqual(['tree/dir1/', 'tree/dir2/', 'tree/dir3/']);
     expect(res.KeyCount).toBe(5);
@@ -129,13 +116,15 @@ describe('ListObjectsV2 with a delimiter', () => {
   });
 
   it('lists one level down with a longer prefix', async () => {
-    const res = await s3.send(new ListObjectsV2Command({ Bucket, Prefix: 'tree/dir1/', Delimiter: '/' }));
+    const res = await local.s3.send(
+      new ListObjectsV2Command({ Bucket, Prefix: 'tree/dir1/', Delimiter: '/' }),
+    );
     expect(res.Contents?.map((c) => c.Key)).toEqual(['tree/dir1/x', 'tree/dir1/y']);
     expect(res.CommonPrefixes?.map((p) => p.Prefix)).toEqual(['tree/dir1/sub/']);
   });
 
   it('supports delimiters other than "/"', async () => {
-    const res = await s3.send(new ListObjectsV2Command({ Bucket, Prefix: 'tree/', Delimiter: '.' }));
+    const res = await local.s3.send(new ListObjectsV2Command({ Bucket, Prefix: 'tree/', Delimiter: '.' }));
     expect(res.CommonPrefixes?.map((p) => p.Prefix)).toEqual(['tree/a.', 'tree/z.']);
     expect(res.Contents?.map((c) => c.Key)).toEqual([
       'tree/dir1/sub/z',
@@ -147,7 +136,7 @@ describe('ListObjectsV2 with a delimiter', () => {
   });
 
   it('returns nothing for a prefix no key has', async () => {
-    const res = await s3.send(new ListObjectsV2Command({ Bucket, Prefix: 'nothing-here/' }));
+    const res = await local.s3.send(new ListObjectsV2Command({ Bucket, Prefix: 'nothing-here/' }));
     expect(res.KeyCount).toBe(0);
     expect(res.Contents).toBeUndefined();
     expect(res.IsTruncated).toBe(false);
@@ -162,7 +151,7 @@ describe('key order', () => {
   });
 
   it('orders keys by their UTF-8 bytes, not by JS string order', async () => {
-    const res = await s3.send(new ListObjectsV2Command({ Bucket, Prefix: 'u/' }));
+    const res = await local.s3.send(new ListObjectsV2Command({ Bucket, Prefix: 'u/' }));
     const listed = res.Contents?.map((c) => c.Key);
     const expected = [...unicode].sort(byteOrder);
     expect(listed).toEqual(expected);
@@ -180,7 +169,7 @@ describe('key order', () => {
 describe('encoding-type=url', () => {
   it('percent-encodes keys and prefixes in the response', async () => {
     await putAll(['enc/a b', 'enc/ü/x', 'enc/ctl\u0001']);
-    const res = await s3.send(
+    const res = await local.s3.send(
       new ListObjectsV2Command({ Bucket, Prefix: 'enc/', Delimiter: '/', EncodingType: 'url' }),
     );
     expect(res.EncodingType).toBe('url');
@@ -190,7 +179,7 @@ describe('encoding-type=url', () => {
   });
 
   it('rejects other encoding types', async () => {
-    const res = await rawRequest(server, {
+    const res = await rawRequest(local.server, {
       method: 'GET',
       path: `/${Bucket}?list-type=2&encoding-type=base64`,
     });
@@ -202,17 +191,17 @@ describe('encoding-type=url', () => {
 describe('ListObjects (v1)', () => {
   it('pages with markers', async () => {
     await putAll(['v1/a', 'v1/b', 'v1/c/1', 'v1/c/2', 'v1/d']);
-    const first = await s3.send(new ListObjectsCommand({ Bucket, Prefix: 'v1/', MaxKeys: 2 }));
+    const first = await local.s3.send(new ListObjectsCommand({ Bucket, Prefix: 'v1/', MaxKeys: 2 }));
     expect(first.Contents?.map((c) => c.Key)).toEqual(['v1/a', 'v1/b']);
     expect(first.IsTruncated).toBe(true);
-    const second = await s3.send(new ListObjectsCommand({ Bucket, Prefix: 'v1/', Marker: 'v1/b' }));
+    const second = await local.s3.send(new ListObjectsCommand({ Bucket, Prefix: 'v1/', Marker: 'v1/b' }));
     expect(second.Contents?.map((c) => c.Key)).toEqual(['v1/c/1', 'v1/c/2', 'v1/d']);
-    const grouped = await s3.send(
+    const grouped = await local.s3.send(
       new ListObjectsCommand({ Bucket, Prefix: 'v1/', Delimiter: '/', MaxKeys: 3 }),
     );
     expect(grouped.CommonPrefixes?.map((p) => p.Prefix)).toEqual(['v1/c/']);
     expect(grouped.NextMarker).toBe('v1/c/');
-    const rest = await s3.send(
+    const rest = await local.s3.send(
       new ListObjectsCommand({ Bucket, Prefix: 'v1/', Delimiter: '/', Marker: grouped.NextMarker }),
     );
     expect(rest.Contents?.map((c) => c.Key)).toEqual(['v1/d']);

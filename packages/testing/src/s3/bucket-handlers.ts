@@ -1,5 +1,5 @@
 import { isValidBucketName } from './bucket-store.js';
-import { bucketName, type RequestContext, type S3Response, xmlResponse } from './context.js';
+import { bucketName, parseXmlBody, type RequestContext, type S3Response, xmlResponse } from './context.js';
 import { s3Error } from './errors.js';
 import {
   decodeContinuationToken,
@@ -10,14 +10,13 @@ import {
   urlEncodeKey,
 } from './list.js';
 import { planPayload, readPayload } from './payload.js';
-import { childText, parseXml, type XmlNode, xmlElement, xmlRoot } from './xml.js';
+import { childText, xmlElement, xmlRoot } from './xml.js';
 
 const OWNER = xmlElement('Owner', [
   xmlElement('ID', 'latch-testing'),
   xmlElement('DisplayName', 'latch-testing'),
 ]);
 const MAX_CONFIGURATION_BODY = 64 * 1024;
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export async function createBucket(ctx: RequestContext): Promise<S3Response> {
   const name = bucketName(ctx);
@@ -25,13 +24,7 @@ export async function createBucket(ctx: RequestContext): Promise<S3Response> {
   const plan = planPayload(ctx.req.headers, MAX_CONFIGURATION_BODY);
   const { body } = await readPayload(ctx.req, plan, MAX_CONFIGURATION_BODY);
   if (body.toString('utf8').trim() !== '') {
-    let root: XmlNode;
-    try {
-      root = parseXml(utf8.decode(body));
-    } catch {
-      throw s3Error('MalformedXML');
-    }
-    if (root.local !== 'CreateBucketConfiguration') throw s3Error('MalformedXML');
+    const root = parseXmlBody(body, 'CreateBucketConfiguration');
     const location = childText(root, 'LocationConstraint')?.trim();
     // Leniency: naming this server's own region is accepted even for us-east-1.
     if (location !== undefined && location !== '' && location !== ctx.config.region) {

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Bucket, BucketStore } from './bucket-store.js';
+import { s3Error } from './errors.js';
 import type { Route } from './routes.js';
-import { xmlDocument } from './xml.js';
+import { parseXml, type XmlNode, xmlDocument } from './xml.js';
 
 /** Server-wide settings the handlers consult. */
 export interface HandlerConfig {
@@ -44,4 +45,18 @@ export function objectKey(ctx: RequestContext): string {
 /** A successful XML answer (listings, DeleteObjects results). */
 export function xmlResponse(root: string, status = 200): S3Response {
   return { status, headers: { 'content-type': 'application/xml' }, body: xmlDocument(root) };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** A request body that must be one UTF-8 XML document with root element `root`; else MalformedXML. */
+export function parseXmlBody(body: Buffer, root: string): XmlNode {
+  let node: XmlNode;
+  try {
+    node = parseXml(utf8.decode(body));
+  } catch {
+    throw s3Error('MalformedXML');
+  }
+  if (node.local !== root) throw s3Error('MalformedXML');
+  return node;
 }

@@ -8,12 +8,19 @@ import {
   parseEtagList,
   parseWriteConditions,
 } from './conditions.js';
-import { bucketName, objectKey, type RequestContext, type S3Response, xmlResponse } from './context.js';
+import {
+  bucketName,
+  objectKey,
+  parseXmlBody,
+  type RequestContext,
+  type S3Response,
+  xmlResponse,
+} from './context.js';
 import { defaultMessage, type S3ErrorCode, s3Error } from './errors.js';
 import { header } from './headers.js';
 import { planPayload, readPayload } from './payload.js';
 import { MAX_KEY_BYTES } from './routes.js';
-import { childrenNamed, childText, parseXml, type XmlNode, xmlElement, xmlRoot } from './xml.js';
+import { childrenNamed, childText, xmlElement, xmlRoot } from './xml.js';
 
 const STANDARD_HEADERS = ['cache-control', 'content-disposition', 'content-language', 'expires'] as const;
 /** S3's limit on the user metadata of one object (names plus values). */
@@ -184,8 +191,6 @@ interface DeleteEntry {
   versionId?: string;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
 export async function deleteObjects(ctx: RequestContext): Promise<S3Response> {
   const { req, config } = ctx;
   const name = bucketName(ctx);
@@ -233,13 +238,7 @@ function deleteOne(bucket: Bucket, entry: DeleteEntry, conditionalWrites: boolea
 }
 
 function parseDeleteRequest(body: Buffer): { quiet: boolean; objects: DeleteEntry[] } {
-  let root: XmlNode;
-  try {
-    root = parseXml(utf8.decode(body));
-  } catch {
-    throw s3Error('MalformedXML');
-  }
-  if (root.local !== 'Delete') throw s3Error('MalformedXML');
+  const root = parseXmlBody(body, 'Delete');
   const nodes = childrenNamed(root, 'Object');
   if (nodes.length === 0 || nodes.length > 1000) throw s3Error('MalformedXML');
   const objects = nodes.map((node): DeleteEntry => {

@@ -159,7 +159,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * Percent-decodes a path segment into bytes and reads them as UTF-8; undefined when an escape is
  * malformed or the bytes are not valid UTF-8 (S3 answers both with 400 InvalidURI).
  */
-export function percentDecode(raw: string): string | undefined {
+function percentDecode(raw: string): string | undefined {
   const bytes: number[] = [];
   for (let i = 0; i < raw.length; i++) {
     const ch = raw.charCodeAt(i);

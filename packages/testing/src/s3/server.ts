@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { listen } from '../listen.js';
+import { resetSocket } from '../reset-socket.js';
 import { ClientGoneError } from './body.js';
 import {
   createBucket,
@@ -19,13 +20,7 @@ import { type FaultPlan, type S3FaultKind, S3Faults } from './faults.js';
 import { deleteObject, deleteObjects, getObject, headObject, putObject } from './object-handlers.js';
 import { routeRequest, type S3Operation } from './routes.js';
 
-export type {
-  FaultPlan,
-  LatencyOptions,
-  S3FaultHandle,
-  S3FaultKind,
-  S3FaultMatcher,
-} from './faults.js';
+export type { S3FaultHandle, S3FaultKind, S3FaultMatcher } from './faults.js';
 export type { S3Operation } from './routes.js';
 export { S3Faults };
 
@@ -135,14 +130,7 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   // Long enough that a test never races the server closing an idle keep-alive connection.
   server.keepAliveTimeout = 30_000;
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listen(server, options.port ?? 0, host);
   const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   let stopped: Promise<void> | undefined;
@@ -189,15 +177,13 @@ async function handleRequest(state: ServerState, req: IncomingMessage, res: Serv
   const method = req.method ?? 'GET';
   const requestId = nextRequestId();
   const route = routeRequest(method, req.url ?? '/', req.headers['x-amz-copy-source'] !== undefined);
+  // The bucket and key the request names, for fault matching and the log.
+  const where = {
+    ...(route.bucket !== undefined ? { bucket: route.bucket } : {}),
+    ...(route.key !== undefined ? { key: route.key } : {}),
+  };
   const log = (status: number, fault?: Exclude<S3FaultKind, 'latency'>) => {
-    state.requestLog.push({
-      op: route.op,
-      method,
-      ...(route.bucket !== undefined ? { bucket: route.bucket } : {}),
-      ...(route.key !== undefined ? { key: route.key } : {}),
-      status,
-      ...(fault ? { fault } : {}),
-    });
+    state.requestLog.push({ op: route.op, method, ...where, status, ...(fault ? { fault } : {}) });
   };
 
   let plan: FaultPlan = { delayBeforeMs: 0, delayAfterMs: 0 };
@@ -206,14 +192,10 @@ async function handleRequest(state: ServerState, req: IncomingMessage, res: Serv
     // Captured before anything asynchronous happens: the state this request's preconditions refer to.
     const bucket = route.bucket !== undefined ? state.store.get(route.bucket) : undefined;
     const arrival = { bucket, version: bucket && route.key !== undefined ? bucket.version(route.key) : 0 };
-    plan = state.faults.planFor({
-      op: route.op,
-      ...(route.bucket !== undefined ? { bucket: route.bucket } : {}),
-      ...(route.key !== undefined ? { key: route.key } : {}),
-    });
+    plan = state.faults.planFor({ op: route.op, ...where });
     if (plan.delayBeforeMs > 0) await sleep(plan.delayBeforeMs, state.signal);
     if (plan.action === 'resetBeforeApply') {
-      reset(req);
+      resetSocket(req.socket);
       log(0, plan.action);
       return;
     }
@@ -231,7 +213,7 @@ async function handleRequest(state: ServerState, req: IncomingMessage, res: Serv
     }
   } catch (err) {
     if (err instanceof ClientGoneError) {
-      reset(req);
+      resetSocket(req.socket);
       log(0);
       return;
     }
@@ -241,7 +223,7 @@ async function handleRequest(state: ServerState, req: IncomingMessage, res: Serv
 
   if (plan.delayAfterMs > 0) await sleep(plan.delayAfterMs, state.signal);
   if (plan.action === 'dropResponseAfterApply') {
-    reset(req);
+    resetSocket(req.socket);
     log(response.status, plan.action);
     return;
   }
@@ -261,7 +243,7 @@ function errorResponse(error: S3Error, method: string, requestId: string): S3Res
   // HEAD answers and 304 never carry a body; clients go by the status code alone, as with S3.
   if (method === 'HEAD' || error.status === 304) return { status: error.status, headers };
   headers['content-type'] = 'application/xml';
-  return { status: error.status, headers, body: errorXml(error, requestId, hostId()) };
+  return { status: error.status, headers, body: errorXml(error, requestId, HOST_ID) };
 }
 
 /** Writes the response; returns the status actually sent (0 when the connection is already gone). */
@@ -270,7 +252,7 @@ function send(res: ServerResponse, response: S3Response, requestId: string, meth
   const headers: Record<string, string | number> = {
     ...response.headers,
     'x-amz-request-id': requestId,
-    'x-amz-id-2': hostId(),
+    'x-amz-id-2': HOST_ID,
     server: 'LatchS3',
   };
   if (response.body !== undefined && headers['content-length'] === undefined) {
@@ -298,17 +280,8 @@ function nextRequestId(): string {
   return ID_PREFIX + requestCounter.toString(16).toUpperCase().padStart(8, '0');
 }
 
+// The x-amz-id-2 header and the HostId of error documents: one opaque value per process.
 const HOST_ID = randomBytes(24).toString('base64');
-function hostId(): string {
-  return HOST_ID;
-}
-
-/** Drops the connection with a TCP reset, which clients see as ECONNRESET. */
-function reset(req: IncomingMessage): void {
-  const socket = req.socket;
-  if (typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
-  else socket.destroy();
-}
 
 async function sleep(ms: number, signal: AbortSignal): Promise<void> {
   await delay(ms, undefined, { signal }).catch(() => undefined);

@@ -4,7 +4,7 @@
  * reject throws {@link XmlSyntaxError}; DOCTYPEs are refused outright so no entity expansion can occur.
  */
 
-export const S3_NAMESPACE = 'http://s3.amazonaws.com/doc/2006-03-01/';
+const S3_NAMESPACE = 'http://s3.amazonaws.com/doc/2006-03-01/';
 
 export class XmlSyntaxError extends Error {
   constructor(message: string, position: number) {
@@ -18,7 +18,7 @@ export class XmlSyntaxError extends Error {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const NEEDS_ESCAPE = /[&<>"'\u0000-\u0008\u000B\u000C\u000D\u000E-\u001F\uFFFE\uFFFF]/g;
 
-export function escapeXml(text: string): string {
+function escapeXml(text: string): string {
   return text.replace(NEEDS_ESCAPE, (ch) => {
     switch (ch) {
       case '&':
