@@ -5,11 +5,10 @@ import { formatDuration } from './duration.js';
 /** How often a waiting `latch` looks again at who holds the lock, to say so when it changes. */
 const HOLDER_CHECK_MS = 30_000;
 
+/** Lease, poll and heartbeat are the client's settings; a request only says what to wait for. */
 export interface AcquireRequest {
   name: string;
   waitMs: number;
-  leaseMs: number;
-  heartbeatMs?: false;
   context: string | undefined;
   signal: AbortSignal;
 }
@@ -55,13 +54,7 @@ export async function acquireReporting(
   }, HOLDER_CHECK_MS);
   watcher.unref();
   try {
-    return await locks.acquire(name, {
-      waitMs,
-      leaseMs: request.leaseMs,
-      context: request.context,
-      signal: request.signal,
-      ...(request.heartbeatMs === false ? { heartbeatMs: false } : {}),
-    });
+    return await locks.acquire(name, { waitMs, context: request.context, signal: request.signal });
   } finally {
     clearInterval(watcher);
   }

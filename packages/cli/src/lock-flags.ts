@@ -35,16 +35,19 @@ export interface AcquireSettings extends StoreSettings {
   context: string | undefined;
 }
 
+/** `--store`, or LATCH_STORE when it is not given, parsed; `hint` ends the error when neither is set. */
+export function resolveStoreUrl(store: string | undefined, env: Env, hint: string): StoreUrl {
+  const text = store ?? env.LATCH_STORE;
+  if (!text) throw new UsageError(`--store is required (or set LATCH_STORE)${hint}`);
+  return parseStoreUrl(text);
+}
+
 /** `--store` (or LATCH_STORE) and `--name` (or the GitHub workflow/job), checked. */
 export function resolveStoreSettings(
   values: { store?: string | undefined; name?: string | undefined },
   env: Env,
 ): StoreSettings {
-  const storeText = values.store ?? env.LATCH_STORE;
-  if (!storeText) {
-    throw new UsageError(`--store is required (or set LATCH_STORE), e.g. --store s3://my-bucket/locks.`);
-  }
-  const store = parseStoreUrl(storeText);
+  const store = resolveStoreUrl(values.store, env, ', e.g. --store s3://my-bucket/locks.');
   const name = values.name ?? defaultLockName(env);
   if (name === undefined) {
     throw new UsageError(

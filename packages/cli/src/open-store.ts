@@ -22,19 +22,13 @@ export async function openStore(url: StoreUrl, env: Env): Promise<OpenedStore> {
   switch (url.kind) {
     case 'memory':
       return { store: memoryStore(), close() {} };
-    case 's3': {
-      const { S3Client } = await import('@aws-sdk/client-s3');
-      const client = new S3Client({ forcePathStyle: s3PathStyle(env), requestHandler });
-      return {
-        store: s3Store({ client, bucket: url.bucket, prefix: url.prefix }),
-        close: () => client.destroy(),
-      };
-    }
+    case 's3':
     case 's3+list': {
       const { S3Client } = await import('@aws-sdk/client-s3');
       const client = new S3Client({ forcePathStyle: s3PathStyle(env), requestHandler });
+      const options = { client, bucket: url.bucket, prefix: url.prefix };
       return {
-        store: s3ListStore({ client, bucket: url.bucket, prefix: url.prefix }),
+        store: url.kind === 's3' ? s3Store(options) : s3ListStore(options),
         close: () => client.destroy(),
       };
     }

@@ -1,7 +1,7 @@
 import { constants } from 'node:os';
 
 /** The signals latch forwards to the command it runs (or that interrupt a wait). */
-export const TRAPPED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const TRAPPED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
  * Catches SIGINT/SIGTERM/SIGHUP for the lifetime of a command. Before a child runs, a signal

@@ -58,16 +58,3 @@ function toPrefix(path: string): string {
   if (trimmed === '' || trimmed.endsWith('/')) return trimmed;
   return `${trimmed}/`;
 }
-
-/** The store URL written back, for messages. */
-export function describeStoreUrl(url: StoreUrl): string {
-  switch (url.kind) {
-    case 's3':
-    case 's3+list':
-      return `${url.kind}://${url.bucket}/${url.prefix}`;
-    case 'dynamodb':
-      return `dynamodb://${url.table}`;
-    case 'memory':
-      return 'memory:';
-  }
-}

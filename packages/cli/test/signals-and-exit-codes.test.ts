@@ -1,19 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Backend, startS3Backend } from './helpers/backends.js';
-import { fixture, runCli, startCli, until } from './helpers/cli-process.js';
+import { fixture, readLines, runArgs, runCli, startCli, until } from './helpers/cli-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'latch-cli-signals-'));
-const readLines = (file: string): string[] => {
-  try {
-    return readFileSync(file, 'utf8').split('\n').filter(Boolean);
-  } catch {
-    return [];
-  }
-};
 
 let backend: Backend;
 beforeAll(async () => {
@@ -27,16 +20,7 @@ afterAll(async () => {
 async function startHolding(name: string, extraFlags: string[], fixtureArgs: string[]) {
   const log = join(dir, `${randomUUID()}.log`);
   const cli = startCli(
-    [
-      'run',
-      '--store',
-      backend.store,
-      '--name',
-      name,
-      ...extraFlags,
-      '--',
-      ...fixture('trap-signals.mjs', log, ...fixtureArgs),
-    ],
+    runArgs(backend.store, name, extraFlags, fixture('trap-signals.mjs', log, ...fixtureArgs)),
     backend.env(),
   );
   await until(() => readLines(log).length > 0, 'the command to start');
@@ -68,7 +52,7 @@ describe('signals', () => {
     const { cli: holder } = await startHolding(name, [], ['0']);
     const log = join(dir, `${randomUUID()}.log`);
     const waiter = startCli(
-      ['run', '--store', backend.store, '--name', name, '--', ...fixture('trap-signals.mjs', log, '0')],
+      runArgs(backend.store, name, [], fixture('trap-signals.mjs', log, '0')),
       backend.env(),
     );
     await until(() => waiter.stderr().includes('waiting'), 'the waiter to report that it waits');
@@ -91,7 +75,7 @@ describe('exit codes', () => {
   ])('a command that $what makes latch exit with $expected', async ({ script, expected }) => {
     const name = `job/${randomUUID()}`;
     const result = await runCli(
-      ['run', '--store', backend.store, '--name', name, '--', process.execPath, '-e', script],
+      runArgs(backend.store, name, [], [process.execPath, '-e', script]),
       backend.env(),
     );
     expect(result.code).toBe(expected);
@@ -101,7 +85,7 @@ describe('exit codes', () => {
   test('a command that does not exist gives 127 and releases the lock', async () => {
     const name = `job/${randomUUID()}`;
     const result = await runCli(
-      ['run', '--store', backend.store, '--name', name, '--', 'latch-test-no-such-command'],
+      runArgs(backend.store, name, [], ['latch-test-no-such-command']),
       backend.env(),
     );
     expect(result.code).toBe(127);
@@ -112,7 +96,7 @@ describe('exit codes', () => {
   test('the command gets the fencing token in LATCH_FENCING_TOKEN', async () => {
     const name = `job/${randomUUID()}`;
     const printToken = 'console.log(process.env.LATCH_FENCING_TOKEN)';
-    const args = ['run', '--store', backend.store, '--name', name, '--', process.execPath, '-e', printToken];
+    const args = runArgs(backend.store, name, [], [process.execPath, '-e', printToken]);
     expect((await runCli(args, backend.env())).stdout).toBe('1\n');
     expect((await runCli(args, backend.env())).stdout).toBe('2\n');
   });

@@ -63,11 +63,7 @@ export const acquireCommand: Command = {
       });
       let lock: Lock;
       try {
-        lock = await acquireReporting(
-          locks,
-          { ...settings, heartbeatMs: false, signal: signals.signal },
-          ctx.err,
-        );
+        lock = await acquireReporting(locks, { ...settings, signal: signals.signal }, ctx.err);
       } catch (error) {
         if (!signals.received) throw error;
         ctx.err(`latch: ${signals.received} received while waiting for lock "${settings.name}"`);

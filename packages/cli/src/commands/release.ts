@@ -1,9 +1,9 @@
 import { keyOfHandle, LockClient } from '@latch/core';
 import type { Command } from '../cli-context.js';
 import { ExitCode } from '../exit-codes.js';
+import { resolveStoreUrl, storeFlags } from '../lock-flags.js';
 import { openStore } from '../open-store.js';
 import { parseFlags } from '../parse-flags.js';
-import { parseStoreUrl } from '../store-url.js';
 import { UsageError } from '../usage-error.js';
 
 const help = `Usage: latch release --handle <handle> [options]
@@ -26,12 +26,7 @@ export const releaseCommand: Command = {
   summary: 'Release a lock by the handle latch acquire printed',
   help,
   async execute(args, ctx) {
-    const values = parseFlags('latch release', args, {
-      store: { type: 'string' },
-      name: { type: 'string' },
-      handle: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    });
+    const values = parseFlags('latch release', args, { ...storeFlags, handle: { type: 'string' } });
     if (values.help) {
       ctx.out(help);
       return ExitCode.ok;
@@ -39,11 +34,7 @@ export const releaseCommand: Command = {
     if (!values.handle) {
       throw new UsageError('--handle is required: pass the "handle" that latch acquire printed.');
     }
-    const storeText = values.store ?? ctx.env.LATCH_STORE;
-    if (!storeText) {
-      throw new UsageError('--store is required (or set LATCH_STORE): the store the lock is in.');
-    }
-    const store = parseStoreUrl(storeText);
+    const store = resolveStoreUrl(values.store, ctx.env, ': the store the lock is in.');
     // The handle names its lock (a malformed one is refused here, before any request); a
     // --name that does not match it is refused by release() itself.
     const key = values.name ?? keyOfHandle(values.handle);

@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { dynamoStore, LockClient, s3ListStore, s3Store } from '@latch/core';
 import { createLockTable, startDynamoDBLocal, startS3Server } from '@latch/testing';
+import { afterAll, beforeAll } from 'vitest';
 import { baseEnv } from './cli-process.js';
 
 /** A real local backend, the --store URL that names it, and a client to check it from the test. */
@@ -15,6 +16,18 @@ export interface Backend {
   /** Fencing tokens count 1, 2, 3... and a free lock still reports its last one. */
   counterTokens: boolean;
   stop(): Promise<void>;
+}
+
+/** Starts the backend before the tests around the call and stops it after them; the getter returns it. */
+export function useBackend(start: () => Promise<Backend>): () => Backend {
+  let backend: Backend | undefined;
+  beforeAll(async () => {
+    backend = await start();
+  });
+  afterAll(async () => {
+    await backend?.stop();
+  });
+  return () => backend!;
 }
 
 const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,9 +59,23 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Cli
   return startCli(args, env).result;
 }
 
+/** `latch run --store <store> --name <name> [...flags] -- <command...>` */
+export function runArgs(store: string, name: string, flags: string[], command: string[]): string[] {
+  return ['run', '--store', store, '--name', name, ...flags, '--', ...command];
+}
+
 /** `node <fixture> ...args`, the argv to put after `--`. */
 export function fixture(name: string, ...args: string[]): string[] {
   return [process.execPath, join(FIXTURES, name), ...args];
+}
+
+/** The non-empty lines a fixture has written to `file` so far (none while it does not exist). */
+export function readLines(file: string): string[] {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
 }
 
 /** Polls until `condition` holds; generous, because the machine may be loaded. */

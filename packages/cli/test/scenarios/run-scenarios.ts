@@ -1,19 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { Backend } from '../helpers/backends.js';
-import { fixture, runCli, startCli, until } from '../helpers/cli-process.js';
+import { fixture, readLines, runArgs, runCli, startCli, until } from '../helpers/cli-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'latch-cli-run-'));
-const readLines = (file: string): string[] => {
-  try {
-    return readFileSync(file, 'utf8').split('\n').filter(Boolean);
-  } catch {
-    return [];
-  }
-};
 
 /** The `latch run` tests, against the backend `current()` returns once the suite runs. */
 export function runScenarios(current: () => Backend): void {
@@ -28,19 +21,12 @@ export function runScenarios(current: () => Backend): void {
       const log = join(dir, `${randomUUID()}.log`);
       const runs = ['a', 'b'].map((label) =>
         runCli(
-          [
-            'run',
-            '--store',
+          runArgs(
             backend.store,
-            '--name',
             name,
-            '--lease',
-            '10s',
-            '--poll',
-            '200ms',
-            '--',
-            ...fixture('append-lines.mjs', log, label),
-          ],
+            ['--lease', '10s', '--poll', '200ms'],
+            fixture('append-lines.mjs', log, label),
+          ),
           backend.env(),
         ),
       );
@@ -69,32 +55,17 @@ export function runScenarios(current: () => Backend): void {
       const log = join(dir, `${randomUUID()}.log`);
       const holdA = join(dir, `${randomUUID()}.go`);
       const a = startCli(
-        [
-          'run',
-          '--store',
+        runArgs(
           backend.store,
-          '--name',
           name,
-          '--context',
-          'deploy of build 17',
-          '--',
-          ...fixture('append-lines.mjs', log, 'a', holdA),
-        ],
+          ['--context', 'deploy of build 17'],
+          fixture('append-lines.mjs', log, 'a', holdA),
+        ),
         backend.env(),
       );
       await until(() => readLines(log).length === 1, 'the first command to start');
       const b = startCli(
-        [
-          'run',
-          '--store',
-          backend.store,
-          '--name',
-          name,
-          '--poll',
-          '200ms',
-          '--',
-          ...fixture('append-lines.mjs', log, 'b'),
-        ],
+        runArgs(backend.store, name, ['--poll', '200ms'], fixture('append-lines.mjs', log, 'b')),
         backend.env(),
       );
       await until(() => b.stderr().includes('waiting'), 'the second run to report that it waits');
@@ -120,33 +91,18 @@ export function runScenarios(current: () => Backend): void {
       const log = join(dir, `${randomUUID()}.log`);
       const holdA = join(dir, `${randomUUID()}.go`);
       const a = startCli(
-        [
-          'run',
-          '--store',
-          backend.store,
-          '--name',
-          name,
-          '--',
-          ...fixture('append-lines.mjs', log, 'a', holdA),
-        ],
+        runArgs(backend.store, name, [], fixture('append-lines.mjs', log, 'a', holdA)),
         backend.env(),
       );
       await until(() => readLines(log).length === 1, 'the first command to start');
       const waiterLog = join(dir, `${randomUUID()}.log`);
       const gaveUp = await runCli(
-        [
-          'run',
-          '--store',
+        runArgs(
           backend.store,
-          '--name',
           name,
-          '--wait',
-          '1s',
-          '--poll',
-          '200ms',
-          '--',
-          ...fixture('append-lines.mjs', waiterLog, 'b'),
-        ],
+          ['--wait', '1s', '--poll', '200ms'],
+          fixture('append-lines.mjs', waiterLog, 'b'),
+        ),
         backend.env(),
       );
       expect(gaveUp.code).toBe(3);
@@ -165,17 +121,7 @@ export function runScenarios(current: () => Backend): void {
       const name = `deploy/${randomUUID()}`;
       const log = join(dir, `${randomUUID()}.log`);
       const holder = startCli(
-        [
-          'run',
-          '--store',
-          backend.store,
-          '--name',
-          name,
-          '--lease',
-          '2s',
-          '--',
-          ...fixture('trap-signals.mjs', log, '0'),
-        ],
+        runArgs(backend.store, name, ['--lease', '2s'], fixture('trap-signals.mjs', log, '0')),
         backend.env(),
       );
       await until(() => readLines(log).length === 1, 'the holder to start its command');
@@ -188,21 +134,12 @@ export function runScenarios(current: () => Backend): void {
 
       const log2 = join(dir, `${randomUUID()}.log`);
       const next = await runCli(
-        [
-          'run',
-          '--store',
+        runArgs(
           backend.store,
-          '--name',
           name,
-          '--lease',
-          '2s',
-          '--wait',
-          '30s',
-          '--poll',
-          '200ms',
-          '--',
-          ...fixture('append-lines.mjs', log2, 'next'),
-        ],
+          ['--lease', '2s', '--wait', '30s', '--poll', '200ms'],
+          fixture('append-lines.mjs', log2, 'next'),
+        ),
         backend.env(),
       );
       expect(next.code).toBe(0);
