@@ -68,7 +68,7 @@ describe('without Redis and Java', () => {
         await browser.close();
       }
     } finally {
-      const pids = demo.childPids.filter((pid) => pid !== demo.child.pid);
+      const pids = demo.childPids;
       const { code } = await demo.interrupt();
       expect(code).toBe(0);
       await until('the replicas to be gone', () => pids.every((pid) => !isAlive(pid)), 15_000);

@@ -28,8 +28,7 @@ export async function startDashboardServer(
       action().catch((error) => log(`action failed: ${(error as Error).message}`));
       res.status(202).json({ started: true });
     } catch (error) {
-      const status = error instanceof DemoActionError ? error.status : 500;
-      res.status(status).json({ error: (error as Error).message });
+      refuse(res, error);
     }
   };
   app.post('/api/burst', (_req, res) => start(res, () => hub.burst()));
@@ -39,8 +38,7 @@ export async function startDashboardServer(
       hub.kill(req.params.name);
       res.status(202).json({ killed: req.params.name });
     } catch (error) {
-      const status = error instanceof DemoActionError ? error.status : 500;
-      res.status(status).json({ error: (error as Error).message });
+      refuse(res, error);
     }
   });
 
@@ -51,6 +49,12 @@ export async function startDashboardServer(
     return listen(server, 0);
   });
   return { server, url: `http://127.0.0.1:${actualPort}` };
+}
+
+/** A refused action: its DemoActionError status (500 for anything else) and message. */
+function refuse(res: Response, error: unknown): void {
+  const status = error instanceof DemoActionError ? error.status : 500;
+  res.status(status).json({ error: (error as Error).message });
 }
 
 function listen(server: Server, port: number): Promise<number> {

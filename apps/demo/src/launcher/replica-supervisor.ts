@@ -64,11 +64,6 @@ export class ReplicaSupervisor {
     );
   }
 
-  /** Children's pids, for the terminal (and for checking that none outlives the launcher). */
-  pids(): number[] {
-    return this.list().flatMap((r) => (r.pid === null ? [] : [r.pid]));
-  }
-
   /** SIGKILL, as a crash would: no release, no goodbye. Its locks stay until their leases end. */
   kill(name: string): boolean {
     const replica = this.replicas.get(name);

@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createLockTable, type DynamoDBLocal, startDynamoDBLocal, startS3Server } from '@latch/testing';
-import type { StoreSpec } from '../shared/store-spec.js';
+import { LOCAL_CREDENTIALS, type StoreSpec } from '../shared/store-spec.js';
 import type { DemoOptions } from './demo-options.js';
 import { MemoryStoreHost } from './memory-store-host.js';
 
@@ -75,8 +75,7 @@ async function useLocalDynamo(dynamo: DynamoDBLocal): Promise<StoreBackend> {
   const client = new DynamoDBClient({
     endpoint: dynamo.endpoint,
     region: 'us-east-1',
-    // DynamoDB Local accepts any credentials made of letters and digits.
-    credentials: { accessKeyId: 'latchdemo', secretAccessKey: 'latchdemo' },
+    credentials: LOCAL_CREDENTIALS,
   });
   try {
     await createLockTable(client, LOCAL_TABLE);

@@ -1,11 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { dynamoStore, type LockStore, s3Store } from '@latch/core';
-import type { StoreSpec } from '../shared/store-spec.js';
+import { LOCAL_CREDENTIALS, type StoreSpec } from '../shared/store-spec.js';
 import { ipcStore } from './ipc-store.js';
-
-// Local servers check no signatures; DynamoDB Local wants letters and digits only.
-const LOCAL_CREDENTIALS = { accessKeyId: 'latchdemo', secretAccessKey: 'latchdemo' };
 
 /** Builds the replica's LockStore. Without an endpoint the SDK's default AWS credentials apply. */
 export function connectStore(spec: StoreSpec): { store: LockStore; close(): void } {

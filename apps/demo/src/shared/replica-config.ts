@@ -17,5 +17,4 @@ export const LEADER_KEY = 'billing/leader';
 export const REPORT_KEY = 'reports/nightly';
 /** Every 5 seconds (six fields: seconds first), so the demo shows a run per tick. */
 export const REPORT_CRON = '*/5 * * * * *';
-export const invoiceKey = (invoiceId: string): string => `invoice/${invoiceId}`;
 export const customerKey = (customerId: string): string => `customer/${customerId}`;

@@ -21,6 +21,9 @@ export type StoreSpec =
   /** The launcher holds a memoryStore() and answers store calls over the IPC channel. */
   | { kind: 'memory' };
 
+/** For the local servers, which check no signatures; DynamoDB Local wants letters and digits only. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'latchdemo', secretAccessKey: 'latchdemo' } as const;
+
 /** A one-line description for the terminal and the dashboard. */
 export function describeStore(spec: StoreSpec): string {
   switch (spec.kind) {

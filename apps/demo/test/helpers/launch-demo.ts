@@ -51,7 +51,10 @@ export async function launchDemo(args: string[], env: NodeJS.ProcessEnv = proces
   exitedEarly.catch(() => {});
   started.catch(() => {});
   const processes = /^Processes: (.*)$/m.exec(text)?.[1] ?? '';
-  const childPids = [...processes.matchAll(/pid (\d+)/g)].map((m) => Number(m[1]));
+  // The list starts with the launcher itself.
+  const childPids = [...processes.matchAll(/pid (\d+)/g)]
+    .map((m) => Number(m[1]))
+    .filter((pid) => pid !== child.pid);
   return {
     child,
     url,
