@@ -65,7 +65,8 @@ export function withLock<DataType = unknown, ResultType = unknown, NameType exte
     } catch (error) {
       // Lost while the job ran: its work was not exclusive, so the job must not count as done.
       if (isLockLost(error)) throw error;
-      // Any other release failure leaves the lock to end with its lease; the job's work stands.
+      // Any other release failure is retried by core in the background until it lands or the
+      // lease ends; the job's work stands.
     }
     return result;
   };

@@ -14,8 +14,8 @@ export class LockedException extends HttpException {
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(cause: LockTimeoutError, now: number = Date.now()) {
-    // lockErrorToHttp answers every LockTimeoutError, so the fallback is never used.
-    const answer = lockErrorToHttp(cause, now) ?? { status: 423, headers: {}, body: {} };
+    // lockErrorToHttp answers every LockTimeoutError.
+    const answer = lockErrorToHttp(cause, now)!;
     super(answer.body, answer.status, { cause });
     this.name = 'LockedException';
     // Logs should say who holds the lock; the HTTP body never does.

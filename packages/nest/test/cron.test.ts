@@ -1,9 +1,9 @@
 import { type INestApplication, Inject, Injectable } from '@nestjs/common';
 import { Cron, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { currentLock, Locked, LockModule } from '../src/index.js';
-import { type Backend, backends } from './helpers/backends.js';
-import { startApp } from './helpers/nest.js';
+import { backends } from './helpers/backends.js';
+import { replicasOn } from './helpers/replicas.js';
 import { until } from './helpers/wait.js';
 
 type Job = 'above' | 'below';
@@ -19,18 +19,10 @@ interface Run {
 
 const REPLICA = 'REPLICA';
 const RUNS = 'RUNS';
-const LEASE_MS = 20_000;
 
 function record(runs: Run[], job: Job, replica: string): void {
   const lock = currentLock()!;
-  // The lease has not been renewed yet at this point: it ends leaseMs after the acquisition.
-  runs.push({
-    job,
-    replica,
-    key: lock.key,
-    acquiredAt: lock.expiresAt! - LEASE_MS,
-    token: lock.fencingToken,
-  });
+  runs.push({ job, replica, key: lock.key, acquiredAt: lock.acquiredAt, token: lock.fencingToken });
 }
 
 // Jobs on their own timers, every 2 seconds. lockAtLeastMs, shorter than the interval, makes a
@@ -85,32 +77,20 @@ class PeriodJobs {
 }
 
 describe.each(backends)("@Cron with onLocked 'skip' on two replicas sharing the $name", ({ start }) => {
-  let backend: Backend;
-  let apps: INestApplication[] = [];
-
-  beforeEach(async () => {
-    backend = await start();
-  });
-  afterEach(async () => {
-    await Promise.all(apps.map((app) => app.close()));
-    apps = [];
-    await backend.stop();
-  });
+  const apps = replicasOn(start);
 
   async function replica(
     name: string,
     runs: Run[],
     jobs: typeof ReportJobs | typeof PeriodJobs,
   ): Promise<INestApplication> {
-    const app = await startApp({
+    return apps.start({
       imports: [
         ScheduleModule.forRoot(),
-        LockModule.forRoot({ store: backend.store, owner: name, leaseMs: LEASE_MS }),
+        LockModule.forRoot({ store: apps.store, owner: name, leaseMs: 20_000 }),
       ],
       providers: [jobs, { provide: REPLICA, useValue: name }, { provide: RUNS, useValue: runs }],
     });
-    apps.push(app);
-    return app;
   }
 
   test('when both replicas fire the same tick, the job runs exactly once, whatever the decorator order', async () => {
@@ -146,11 +126,9 @@ describe.each(backends)("@Cron with onLocked 'skip' on two replicas sharing the 
       runs.filter((r) => r.job === job && (!replica || r.replica === replica)).length;
     await until(() => count('above') >= 2 && count('below') >= 2);
     // Replica A stops; replica B, which fired every tick too and skipped, now runs the jobs.
-    await a.close();
-    apps = apps.filter((app) => app !== a);
+    await apps.stop(a);
     await until(() => count('above', 'replica-b') >= 2 && count('below', 'replica-b') >= 2);
-    await b.close();
-    apps = [];
+    await apps.stop(b);
 
     for (const job of ['above', 'below'] as const) {
       const jobRuns = runs.filter((r) => r.job === job);

@@ -13,10 +13,10 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { currentLock, Locked, LockModule, LockService } from '../src/index.js';
-import { type Backend, backends } from './helpers/backends.js';
-import { startApp } from './helpers/nest.js';
+import { backends } from './helpers/backends.js';
+import { replicasOn } from './helpers/replicas.js';
 import { sleep, until } from './helpers/wait.js';
 
 // URLs of the requests the guard let through, i.e. that reached the @Locked handler.
@@ -61,26 +61,14 @@ class InvoiceController {
 }
 
 describe.each(backends)('HTTP routes with @Locked on the $name', ({ start }) => {
-  let backend: Backend;
-  let apps: INestApplication[] = [];
-
-  beforeEach(async () => {
-    backend = await start();
-  });
-  afterEach(async () => {
-    await Promise.all(apps.map((app) => app.close()));
-    apps = [];
-    await backend.stop();
-  });
+  const apps = replicasOn(start);
 
   async function replica(owner: string): Promise<INestApplication> {
-    const app = await startApp({
-      imports: [LockModule.forRoot({ store: backend.store, owner })],
+    return apps.start({
+      imports: [LockModule.forRoot({ store: apps.store, owner })],
       controllers: [InvoiceController],
       providers: [ApiKeyGuard],
     });
-    apps.push(app);
-    return app;
   }
 
   test("under 'throw', a route answers 423 Locked with Retry-After and a problem+json body while another replica holds the key", async () => {

@@ -1,9 +1,9 @@
 import { LockClient, LockTimeoutError } from '@latch/core';
 import { type INestApplication, Inject, Injectable } from '@nestjs/common';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { currentLock, Locked, LockedException, LockModule, LockService } from '../src/index.js';
-import { type Backend, backends } from './helpers/backends.js';
-import { startApp } from './helpers/nest.js';
+import { backends } from './helpers/backends.js';
+import { replicasOn } from './helpers/replicas.js';
 import { Overlap, sleep } from './helpers/wait.js';
 
 const REPLICA = 'REPLICA';
@@ -45,31 +45,22 @@ class InvoiceService {
 }
 
 describe.each(backends)('two Nest applications sharing the $name are two replicas', ({ start }) => {
-  let backend: Backend;
-  let apps: INestApplication[] = [];
+  const apps = replicasOn(start);
   let overlap: Overlap;
 
   async function replica(name: string): Promise<INestApplication> {
-    const app = await startApp({
-      imports: [LockModule.forRoot({ store: backend.store, owner: name })],
+    return apps.start({
+      imports: [LockModule.forRoot({ store: apps.store, owner: name })],
       providers: [
         InvoiceService,
         { provide: REPLICA, useValue: name },
         { provide: OVERLAP, useValue: overlap },
       ],
     });
-    apps.push(app);
-    return app;
   }
 
-  beforeEach(async () => {
-    backend = await start();
+  beforeEach(() => {
     overlap = new Overlap();
-  });
-  afterEach(async () => {
-    await Promise.all(apps.map((app) => app.close()));
-    apps = [];
-    await backend.stop();
   });
 
   test('a decorated service method runs one call at a time across both replicas', async () => {
@@ -143,7 +134,7 @@ describe.each(backends)('two Nest applications sharing the $name are two replica
 
     await expect(a.sync('s-1')).resolves.toBe('synced s-1 as #1');
     // The method returned, but the lock stays held for lockAtLeastMs: the other replica skips.
-    const observer = new LockClient({ store: backend.store });
+    const observer = new LockClient({ store: apps.store });
     expect(await observer.inspect('sync:s-1')).toMatchObject({ state: 'held', fencingToken: 1 });
     await expect(b.sync('s-1')).resolves.toBeUndefined();
     await expect(a.sync('s-1')).resolves.toBeUndefined();
