@@ -169,8 +169,9 @@ export class ListLeaseEngine implements LeaseEngine {
     data?: { value: unknown },
     signal?: AbortSignal,
   ): Promise<void> {
+    // No checkLeaseMs here: a lease that is already held may be renewed for any length (the
+    // release of a lock with lockAtLeastMs shortens it to what remains of the minimum hold).
     if (data) this.checkData();
-    this.checkLeaseMs(leaseMs);
     const { key } = lease;
     const holder = lease.record.holder!;
     const created = lease.record.token;

@@ -100,6 +100,7 @@ export class Lock<T = unknown> {
   /** Renews now for `ms` from now, and renews by `ms` from then on. */
   async extend(ms: number): Promise<void> {
     const leaseMs = checkDuration('extend(ms)', ms, { allowInfinity: true });
+    this.host.engine.checkLeaseMs(leaseMs);
     await this.write(async () => {
       await this.host.engine.renew(this.lease, leaseMs);
       this.settings = { ...this.settings, leaseMs };
@@ -230,7 +231,7 @@ export class Lock<T = unknown> {
   }
 
   private armTimers(): void {
-    this.clearTimers();
+    this.clearLeaseTimers();
     if (this.state !== 'held') return;
     const { leaseMs } = this.settings;
     if (!Number.isFinite(leaseMs)) return; // fail-closed: nothing expires, nothing to renew
@@ -305,13 +306,22 @@ export class Lock<T = unknown> {
     }
   }
 
+  /** Stops everything this lock does in the background: renewing, watching for loss, retrying a release. */
   private clearTimers(): void {
+    this.clearLeaseTimers();
+    clearTimeout(this.releaseRetryTimer);
+    this.releaseRetryTimer = undefined;
+  }
+
+  /**
+   * Stops renewing and watching for loss, to re-arm them. A pending release retry stays: a
+   * renewal that lands meanwhile must not cancel it, or the lock would be renewed for ever.
+   */
+  private clearLeaseTimers(): void {
     clearTimeout(this.heartbeatTimer);
     clearTimeout(this.lossTimer);
-    clearTimeout(this.releaseRetryTimer);
     this.heartbeatTimer = undefined;
     this.lossTimer = undefined;
-    this.releaseRetryTimer = undefined;
   }
 
   /** Retries a failed release with growing pauses until it lands or the lease is lost; never keeps the process alive. */

@@ -47,3 +47,13 @@ test('withLock whose function throws does not leak the lock when the release fai
   const observer = new LockClient({ store: inner });
   await until(async () => (await observer.inspect('report')).state === 'free');
 });
+
+test('a renewal that lands while a failed release waits for its retry does not cancel the retry', async () => {
+  const { store, inner } = flakyReleases(1);
+  // Heartbeats far more often than the first release retry (100 ms).
+  const locks = new LockClient({ store, leaseMs: 3000, heartbeatMs: 20 });
+  const lock = await locks.acquire('nightly');
+  await expect(lock.release()).rejects.toThrow('connection reset');
+  await until(() => !lock.isHeld);
+  expect(await new LockClient({ store: inner }).inspect('nightly')).toMatchObject({ state: 'free' });
+});

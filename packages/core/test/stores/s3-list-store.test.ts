@@ -287,6 +287,27 @@ describe('s3ListStore: renewal', () => {
     expect(await objectsOf(name)).toEqual([]);
   });
 
+  test('extend refuses a lease too short for the strategy, before any request', async () => {
+    const name = freshName('short-extend');
+    const lock = await client({ leaseMs: 3000 }).acquire(name);
+    await expect(lock.extend(3 * SETTLE_MS - 1)).rejects.toBeInstanceOf(LockConfigError);
+    expect(lock.isHeld).toBe(true);
+    await lock.release();
+  });
+
+  test('a lockAtLeastMs release near the end of the minimum hold shortens the lease to what remains', async () => {
+    const name = freshName('at-least-late');
+    let ahead = 0;
+    const time = { now: () => Date.now(), monotonic: () => performance.now() + ahead };
+    const startedAt = performance.now();
+    const lock = await client({ leaseMs: 3000, clock: { time } }).acquire(name, { lockAtLeastMs: 1000 });
+    // Jump to 100 ms before the minimum hold ends: less than the shortest lease the strategy
+    // takes for an acquisition (3 × SETTLE_MS), which must not apply to this renewal.
+    ahead = 1000 - 100 - (performance.now() - startedAt);
+    await lock.release();
+    expect(lock.isHeld).toBe(false);
+  });
+
   test("forceRelease deletes the holder's objects; the holder notices at its next renewal", async () => {
     const name = freshName('force');
     const lock = await client({ leaseMs: 3000 }).acquire(name);
