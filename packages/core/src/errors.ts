@@ -104,9 +104,14 @@ export class LockCorruptedError extends LockError {
   }
 }
 
+/** A holder as people read it in messages: "deploy #42 (host-a:123:x1y2)", or just the owner. */
+export function holderName(holder: Pick<HolderSummary, 'owner' | 'context'>): string {
+  return holder.context ? `${holder.context} (${holder.owner})` : holder.owner;
+}
+
 function describeHolder(holder: HolderSummary | undefined): string {
   if (!holder) return '';
-  const who = holder.context ? `${holder.context} (${holder.owner})` : holder.owner;
+  const who = holderName(holder);
   const since = new Date(holder.acquiredAt).toISOString().slice(11, 19);
   const until =
     holder.expiresAt === null ? 'no expiry' : `lease ends ${new Date(holder.expiresAt).toISOString()}`;

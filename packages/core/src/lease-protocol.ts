@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ResolvedClock } from './clock.js';
-import { LockConfigError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
+import { holderName, LockConfigError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
 import { KnownRecords } from './known-records.js';
 import type { ClaimResult, Contender, LeaseEngine, LeaseState, LeaseTerms } from './lease-engine.js';
 import type { LeaseHolder, LockRecord, VersionedRecord } from './record.js';
@@ -381,5 +381,5 @@ function describeLoss(current: VersionedRecord | null): string {
   if (!current) return 'its record was deleted';
   const holder = current.record.holder;
   if (!holder) return 'it was released by someone else (forceRelease or an expired takeover and release)';
-  return `it is now held by ${holder.context ? `${holder.context} (${holder.owner})` : holder.owner}`;
+  return `it is now held by ${holderName(holder)}`;
 }

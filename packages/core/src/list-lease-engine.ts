@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LockConfigError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
+import { holderName, LockConfigError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
 import type { ClaimResult, Contender, EngineEnvironment, LeaseEngine, LeaseState } from './lease-engine.js';
 import { type ContenderBody, decodeContenderBody, encodeContenderBody } from './list-contender-body.js';
 import {
@@ -340,11 +340,7 @@ export class ListLeaseEngine implements LeaseEngine {
     const ahead = listing.live.find((c) => c !== mine);
     const record = ahead ? await this.recordOf(key, ahead).catch(() => null) : null;
     const holder = record?.record.holder;
-    const who = holder
-      ? holder.context
-        ? `${holder.context} (${holder.owner})`
-        : holder.owner
-      : 'another contender';
+    const who = holder ? holderName(holder) : 'another contender';
     return `${who} now sorts first in the queue (an upload that landed late, or clocks that disagree by more than toleranceMs)`;
   }
 

@@ -125,13 +125,7 @@ export class Lock<T = unknown> {
     if (this.state === 'released') return;
     if (this.state === 'lost') throw this.lostError!;
     this.clearTimers();
-    const previous = this.writes;
-    const released = previous.then(
-      () => this.finishRelease(withData),
-      () => this.finishRelease(withData),
-    );
-    this.writes = released.catch(() => undefined);
-    await released;
+    await this.afterWrites(() => this.finishRelease(withData));
   }
 
   /** `await using lock = await locks.acquire(...)`: releases at scope exit; a lost lock is not an error here (its signal already said so). */
@@ -225,18 +219,24 @@ export class Lock<T = unknown> {
         throw error;
       }
     };
-    const result = this.writes.then(run, run);
+    return this.afterWrites(run);
+  }
+
+  /** Runs `operation` once every write queued before it has settled, whatever their outcome. */
+  private afterWrites(operation: () => Promise<void>): Promise<void> {
+    const result = this.writes.then(operation, operation);
     this.writes = result.catch(() => undefined);
     return result;
   }
 
+  /** (Re)starts the heartbeat and the loss timer from the lease's latest write. */
   private armTimers(): void {
     this.clearLeaseTimers();
     if (this.state !== 'held') return;
     const { leaseMs } = this.settings;
     if (!Number.isFinite(leaseMs)) return; // fail-closed: nothing expires, nothing to renew
     const now = this.host.engine.clock.time.monotonic();
-    const lossAt = this.lease.sentAt + leaseMs - this.safetyMarginMs(leaseMs);
+    const lossAt = this.lossAt(leaseMs);
     if (now >= lossAt) {
       this.markLost(new LockLostError(this.key, 'the lease ran out before a renewal could land'));
       return;
@@ -268,9 +268,9 @@ export class Lock<T = unknown> {
     return this.renewFailures === 0 ? interval : Math.max(10, interval / 2 ** this.renewFailures);
   }
 
-  /** How long before the lease's end the holder stops trusting it. */
-  private safetyMarginMs(leaseMs: number): number {
-    return safetyMarginMs(leaseMs, this.lastWriteMs);
+  /** Monotonic time from which this holder no longer trusts its lease. */
+  private lossAt(leaseMs: number): number {
+    return lossDeadline(this.lease.sentAt, leaseMs, this.lastWriteMs);
   }
 
   private async heartbeat(): Promise<void> {
@@ -279,7 +279,7 @@ export class Lock<T = unknown> {
     // renewal would find, the code that ran meanwhile was not protected.
     const now = this.host.engine.clock.time.monotonic();
     const { leaseMs } = this.settings;
-    if (now >= this.lease.sentAt + leaseMs - this.safetyMarginMs(leaseMs)) {
+    if (now >= this.lossAt(leaseMs)) {
       this.markLost(
         new LockLostError(
           this.key,
@@ -338,17 +338,22 @@ export class Lock<T = unknown> {
 const RELEASE_RETRY_FIRST_MS = 100;
 const RELEASE_RETRY_LONGEST_MS = 5_000;
 
-/** How long before the lease's end a holder stops trusting it: a tenth of the lease (at most 2 s), or twice the last write's duration. */
-function safetyMarginMs(leaseMs: number, lastWriteMs: number): number {
+/**
+ * Monotonic time from which a holder stops trusting a lease whose expiry was sent at `sentAt`:
+ * the lease's end less a safety margin of a tenth of the lease (at most 2 s), or twice the last
+ * write's duration, but never more than half the lease.
+ */
+function lossDeadline(sentAt: number, leaseMs: number, lastWriteMs: number): number {
   const margin = Math.max(Math.min(leaseMs / 10, 2000), 2 * lastWriteMs);
-  return Math.min(margin, leaseMs / 2);
+  return sentAt + leaseMs - Math.min(margin, leaseMs / 2);
 }
 
 /**
  * False when a claim landed so late (a slow network, SDK retries) that the lease it won can no
  * longer be trusted: such a lease is never handed to a caller; the caller keeps waiting instead.
+ * The same deadline a new Lock would arm its loss timer with.
  */
 export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {
   if (!Number.isFinite(leaseMs)) return true;
-  return now < lease.sentAt + leaseMs - safetyMarginMs(leaseMs, 0);
+  return now < lossDeadline(lease.sentAt, leaseMs, 0);
 }

@@ -25,7 +25,7 @@ import {
   recordAttributes,
   s,
 } from './dynamo-item-codec.js';
-import { optionalModule } from './optional-module.js';
+import { loadDynamoSdk } from './optional-module.js';
 
 export interface DynamoStoreOptions {
   /** Your DynamoDB client (region, credentials, endpoint are yours to configure). */
@@ -47,8 +47,6 @@ const PARTITION_KEY_BYTES = 2048;
  * key value, which this headroom covers (2 KB) with room to spare for rounding.
  */
 const MAX_RECORD_BYTES = 390_000;
-
-const loadSdk = optionalModule('@aws-sdk/client-dynamodb', () => import('@aws-sdk/client-dynamodb'));
 
 /** Every attribute as an expression placeholder: `#rv` for rv, and so on. */
 const RECORD_NAMES: Record<string, string> = Object.fromEntries(RECORD_ATTRIBUTES.map((a) => [`#${a}`, a]));
@@ -91,7 +89,7 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
   };
 
   const put = async (key: string, item: Item, condition: string, values?: Item) => {
-    const { PutItemCommand } = await loadSdk();
+    const { PutItemCommand } = await loadDynamoSdk();
     await client.send(
       new PutItemCommand({
         TableName: table,
@@ -119,7 +117,7 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
     },
 
     async read(key): Promise<VersionedRecord | null> {
-      const { GetItemCommand } = await loadSdk();
+      const { GetItemCommand } = await loadDynamoSdk();
       let item: Item | undefined;
       try {
         const res = await client.send(
@@ -155,7 +153,7 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
     async delete(key, version): Promise<WriteOutcome> {
       const expected = parseVersion(version);
       if (!expected) return { ok: false };
-      const { DeleteItemCommand } = await loadSdk();
+      const { DeleteItemCommand } = await loadDynamoSdk();
       const expression = '#rv = :rv AND #writeId = :writeId';
       try {
         await client.send(
@@ -176,7 +174,7 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
 
     async claim(key, request: ClaimRequest): Promise<ClaimOutcome> {
       const { update, condition, values } = claimExpressions(request);
-      const { UpdateItemCommand } = await loadSdk();
+      const { UpdateItemCommand } = await loadDynamoSdk();
       let attributes: Item | undefined;
       try {
         const res = await client.send(

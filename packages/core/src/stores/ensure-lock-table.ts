@@ -4,7 +4,7 @@ import { sleep } from '../sleep.js';
 import { describe } from '../validation.js';
 import { type AwsOperation, classifyAwsError, toLockStoreError } from './aws-errors.js';
 import { checkKeyAttributeNames } from './dynamo-item-codec.js';
-import { optionalModule } from './optional-module.js';
+import { loadDynamoSdk } from './optional-module.js';
 
 export interface EnsureLockTableOptions {
   table: string;
@@ -17,8 +17,6 @@ export interface EnsureLockTableOptions {
   /** How long to wait for the table to become ACTIVE (default 60 s). */
   timeoutMs?: number;
 }
-
-const loadSdk = optionalModule('@aws-sdk/client-dynamodb', () => import('@aws-sdk/client-dynamodb'));
 
 const POLL_MS = 250;
 
@@ -53,7 +51,7 @@ export async function ensureLockTable(
   if (!(timeoutMs > 0))
     throw new LockConfigError(`ensureLockTable timeoutMs must be > 0, got ${describe(timeoutMs)}.`);
 
-  const { CreateTableCommand, DescribeTableCommand } = await loadSdk();
+  const { CreateTableCommand, DescribeTableCommand } = await loadDynamoSdk();
   const keys: KeySchemaElement[] = [{ AttributeName: partitionKey, KeyType: 'HASH' }];
   if (sortKey !== undefined) keys.push({ AttributeName: sortKey, KeyType: 'RANGE' });
   const op = (action: string): AwsOperation => ({

@@ -20,3 +20,15 @@ export function optionalModule<T>(packageName: string, load: () => Promise<T>): 
     return loading;
   };
 }
+
+/** The S3 SDK, loaded once for every S3 store. */
+export const loadS3Sdk: () => Promise<typeof import('@aws-sdk/client-s3')> = optionalModule(
+  '@aws-sdk/client-s3',
+  () => import('@aws-sdk/client-s3'),
+);
+
+/** The DynamoDB SDK, loaded once for dynamoStore and ensureLockTable. */
+export const loadDynamoSdk: () => Promise<typeof import('@aws-sdk/client-dynamodb')> = optionalModule(
+  '@aws-sdk/client-dynamodb',
+  () => import('@aws-sdk/client-dynamodb'),
+);

@@ -4,8 +4,9 @@ import type { LeaseStrategy } from '../lease-engine.js';
 import { ENTRY_SUFFIX_BYTES } from '../list-entries.js';
 import { type ListBucket, ListLeaseEngine } from '../list-lease-engine.js';
 import { checkKeyBytes, describe } from '../validation.js';
-import { awsOperations, classifyAwsError, toLockStoreError } from './aws-errors.js';
-import { optionalModule } from './optional-module.js';
+import { classifyAwsError, toLockStoreError } from './aws-errors.js';
+import { loadS3Sdk } from './optional-module.js';
+import { checkS3Location, S3_KEY_BYTES, type S3Location, s3Operations } from './s3-location.js';
 
 export interface S3ListStoreOptions {
   /** Your S3 client (region, credentials, endpoint are yours to configure). */
@@ -22,11 +23,8 @@ export interface S3ListStoreOptions {
   settleMs?: number;
 }
 
-const S3_KEY_BYTES = 1024;
 const DEFAULT_SETTLE_MS = 500;
 const LARGEST_SETTLE_MS = 60_000;
-
-const loadSdk = optionalModule('@aws-sdk/client-s3', () => import('@aws-sdk/client-s3'));
 
 /**
  * Locks on S3-compatible stores without conditional writes: the list-ordered strategy (plain
@@ -34,8 +32,7 @@ const loadSdk = optionalModule('@aws-sdk/client-s3', () => import('@aws-sdk/clie
  */
 export function s3ListStore(options: S3ListStoreOptions): LeaseStrategy {
   const { client, bucket, prefix, settleMs } = checkOptions(options);
-  const createHint = `Create the bucket, or pass an existing one as s3ListStore({ bucket }).`;
-  const op = awsOperations('s3', bucket, createHint);
+  const op = s3Operations('s3ListStore', bucket);
 
   const objects: ListBucket = {
     checkName(name) {
@@ -47,7 +44,7 @@ export function s3ListStore(options: S3ListStoreOptions): LeaseStrategy {
     },
 
     async put(objectKey, body) {
-      const { PutObjectCommand } = await loadSdk();
+      const { PutObjectCommand } = await loadS3Sdk();
       try {
         await client.send(
           new PutObjectCommand({
@@ -63,7 +60,7 @@ export function s3ListStore(options: S3ListStoreOptions): LeaseStrategy {
     },
 
     async list(listPrefix) {
-      const { ListObjectsV2Command } = await loadSdk();
+      const { ListObjectsV2Command } = await loadS3Sdk();
       const keys: string[] = [];
       let token: string | undefined;
       do {
@@ -87,7 +84,7 @@ export function s3ListStore(options: S3ListStoreOptions): LeaseStrategy {
     },
 
     async get(objectKey) {
-      const { GetObjectCommand } = await loadSdk();
+      const { GetObjectCommand } = await loadS3Sdk();
       try {
         const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key: prefix + objectKey }));
         return res.Body ? await res.Body.transformToString('utf-8') : '';
@@ -98,7 +95,7 @@ export function s3ListStore(options: S3ListStoreOptions): LeaseStrategy {
     },
 
     async delete(objectKey) {
-      const { DeleteObjectCommand } = await loadSdk();
+      const { DeleteObjectCommand } = await loadS3Sdk();
       try {
         await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: prefix + objectKey }));
       } catch (error) {
@@ -115,27 +112,15 @@ export function s3ListStore(options: S3ListStoreOptions): LeaseStrategy {
   };
 }
 
-function checkOptions(options: S3ListStoreOptions): Required<S3ListStoreOptions> {
-  if (typeof options !== 'object' || options === null) {
-    throw new LockConfigError(`s3ListStore options must be an object, got ${describe(options)}.`);
-  }
-  const { client, bucket, prefix = '', settleMs = DEFAULT_SETTLE_MS } = options;
-  if (typeof (client as { send?: unknown } | undefined)?.send !== 'function') {
-    throw new LockConfigError('s3ListStore needs `client`: an S3Client from @aws-sdk/client-s3.');
-  }
-  if (typeof bucket !== 'string' || bucket.length === 0) {
+function checkOptions(options: S3ListStoreOptions): S3Location & { settleMs: number } {
+  const location = checkS3Location('s3ListStore', options);
+  const prefixBytes = Buffer.byteLength(location.prefix, 'utf8');
+  if (prefixBytes >= S3_KEY_BYTES - ENTRY_SUFFIX_BYTES) {
     throw new LockConfigError(
-      `s3ListStore needs \`bucket\`: the name of an existing bucket, got ${describe(bucket)}.`,
+      `s3ListStore \`prefix\` is ${prefixBytes} bytes in UTF-8; with the ${ENTRY_SUFFIX_BYTES} bytes the strategy appends, S3 object keys would pass ${S3_KEY_BYTES}.`,
     );
   }
-  if (typeof prefix !== 'string') {
-    throw new LockConfigError(`s3ListStore \`prefix\` must be a string, got ${describe(prefix)}.`);
-  }
-  if (Buffer.byteLength(prefix, 'utf8') >= S3_KEY_BYTES - ENTRY_SUFFIX_BYTES) {
-    throw new LockConfigError(
-      `s3ListStore \`prefix\` is ${Buffer.byteLength(prefix, 'utf8')} bytes in UTF-8; with the ${ENTRY_SUFFIX_BYTES} bytes the strategy appends, S3 object keys would pass ${S3_KEY_BYTES}.`,
-    );
-  }
+  const { settleMs = DEFAULT_SETTLE_MS } = options;
   if (
     typeof settleMs !== 'number' ||
     !Number.isFinite(settleMs) ||
@@ -146,5 +131,5 @@ function checkOptions(options: S3ListStoreOptions): Required<S3ListStoreOptions>
       `s3ListStore \`settleMs\` must be a number of milliseconds from 1 to ${LARGEST_SETTLE_MS}, got ${describe(settleMs)}. It bounds how long an upload may take (default ${DEFAULT_SETTLE_MS}).`,
     );
   }
-  return { client, bucket, prefix, settleMs };
+  return { ...location, settleMs };
 }

@@ -3,15 +3,10 @@ import { LockConfigError, LockStoreError } from '../errors.js';
 import type { LockRecord, VersionedRecord } from '../record.js';
 import { decodeRecord, encodeRecord } from '../record-codec.js';
 import type { LockStore, WriteCondition, WriteOutcome } from '../store.js';
-import { checkKeyBytes, checkMaxRecordBytes, describe } from '../validation.js';
-import {
-  type AwsOperation,
-  attemptsOf,
-  awsOperations,
-  classifyAwsError,
-  toLockStoreError,
-} from './aws-errors.js';
-import { optionalModule } from './optional-module.js';
+import { checkKeyBytes, checkMaxRecordBytes } from '../validation.js';
+import { type AwsOperation, attemptsOf, classifyAwsError, toLockStoreError } from './aws-errors.js';
+import { loadS3Sdk } from './optional-module.js';
+import { checkS3Location, S3_KEY_BYTES, type S3Location, s3Operations } from './s3-location.js';
 
 export interface S3StoreOptions {
   /** Your S3 client (region, credentials, endpoint are yours to configure). */
@@ -24,10 +19,7 @@ export interface S3StoreOptions {
   maxRecordBytes?: number;
 }
 
-const S3_KEY_BYTES = 1024;
 const DEFAULT_MAX_RECORD_BYTES = 256 * 1024;
-
-const loadSdk = optionalModule('@aws-sdk/client-s3', () => import('@aws-sdk/client-s3'));
 
 /**
  * One JSON object per lock, compared-and-swapped by ETag with S3 conditional requests:
@@ -35,8 +27,7 @@ const loadSdk = optionalModule('@aws-sdk/client-s3', () => import('@aws-sdk/clie
  */
 export function s3Store(options: S3StoreOptions): LockStore {
   const { client, bucket, prefix, maxRecordBytes } = checkOptions(options);
-  const createHint = `Create the bucket, or pass an existing one as s3Store({ bucket }).`;
-  const op = awsOperations('s3', bucket, createHint);
+  const op = s3Operations('s3Store', bucket);
 
   /** 412 and (for If-Match) 404 mean "the condition did not hold"; anything else throws. */
   const conditionFailed = (error: unknown, operation: AwsOperation): WriteOutcome => {
@@ -59,7 +50,7 @@ export function s3Store(options: S3StoreOptions): LockStore {
     recordBytes: (record) => Buffer.byteLength(encodeRecord(record), 'utf8'),
 
     async read(key): Promise<VersionedRecord | null> {
-      const { GetObjectCommand } = await loadSdk();
+      const { GetObjectCommand } = await loadS3Sdk();
       const operation = op('GetObject', key, false);
       let text: string;
       let etag: string | undefined;
@@ -77,7 +68,7 @@ export function s3Store(options: S3StoreOptions): LockStore {
     },
 
     async write(key, record: LockRecord, condition: WriteCondition): Promise<WriteOutcome> {
-      const { PutObjectCommand } = await loadSdk();
+      const { PutObjectCommand } = await loadS3Sdk();
       const operation = op('PutObject', key, true);
       const precondition = 'absent' in condition ? { IfNoneMatch: '*' } : { IfMatch: condition.version };
       let etag: string | undefined;
@@ -101,7 +92,7 @@ export function s3Store(options: S3StoreOptions): LockStore {
     },
 
     async delete(key, version): Promise<WriteOutcome> {
-      const { DeleteObjectCommand } = await loadSdk();
+      const { DeleteObjectCommand } = await loadS3Sdk();
       const operation = op('DeleteObject', key, true);
       try {
         await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: prefix + key, IfMatch: version }));
@@ -120,26 +111,14 @@ function missingEtag(operation: AwsOperation, applied: boolean): LockStoreError 
   );
 }
 
-function checkOptions(options: S3StoreOptions): Required<S3StoreOptions> {
-  if (typeof options !== 'object' || options === null) {
-    throw new LockConfigError(`s3Store options must be an object, got ${describe(options)}.`);
-  }
-  const { client, bucket, prefix = '', maxRecordBytes = DEFAULT_MAX_RECORD_BYTES } = options;
-  if (typeof (client as { send?: unknown } | undefined)?.send !== 'function') {
-    throw new LockConfigError('s3Store needs `client`: an S3Client from @aws-sdk/client-s3.');
-  }
-  if (typeof bucket !== 'string' || bucket.length === 0) {
+function checkOptions(options: S3StoreOptions): S3Location & { maxRecordBytes: number } {
+  const location = checkS3Location('s3Store', options);
+  const prefixBytes = Buffer.byteLength(location.prefix, 'utf8');
+  if (prefixBytes >= S3_KEY_BYTES) {
     throw new LockConfigError(
-      `s3Store needs \`bucket\`: the name of an existing bucket, got ${describe(bucket)}.`,
+      `s3Store \`prefix\` is ${prefixBytes} bytes in UTF-8; S3 object keys, prefix included, are at most ${S3_KEY_BYTES}.`,
     );
   }
-  if (typeof prefix !== 'string') {
-    throw new LockConfigError(`s3Store \`prefix\` must be a string, got ${describe(prefix)}.`);
-  }
-  if (Buffer.byteLength(prefix, 'utf8') >= S3_KEY_BYTES) {
-    throw new LockConfigError(
-      `s3Store \`prefix\` is ${Buffer.byteLength(prefix, 'utf8')} bytes in UTF-8; S3 object keys, prefix included, are at most ${S3_KEY_BYTES}.`,
-    );
-  }
-  return { client, bucket, prefix, maxRecordBytes: checkMaxRecordBytes('s3Store', maxRecordBytes) };
+  const { maxRecordBytes = DEFAULT_MAX_RECORD_BYTES } = options;
+  return { ...location, maxRecordBytes: checkMaxRecordBytes('s3Store', maxRecordBytes) };
 }

@@ -1,0 +1,43 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import { LockConfigError } from '../errors.js';
+import { describe } from '../validation.js';
+import { awsOperations } from './aws-errors.js';
+
+/** Longest S3 object key, in UTF-8 bytes. */
+export const S3_KEY_BYTES = 1024;
+
+/** Where an S3 store keeps its objects. */
+export interface S3Location {
+  client: S3Client;
+  bucket: string;
+  prefix: string;
+}
+
+/**
+ * Checks the options both S3 stores take (`client`, `bucket`, `prefix`); `factory` names the
+ * store in messages. How long the prefix may be depends on what the store appends to it, so
+ * each store checks that itself.
+ */
+export function checkS3Location(factory: string, options: unknown): S3Location {
+  if (typeof options !== 'object' || options === null) {
+    throw new LockConfigError(`${factory} options must be an object, got ${describe(options)}.`);
+  }
+  const { client, bucket, prefix = '' } = options as Partial<S3Location>;
+  if (typeof (client as { send?: unknown } | undefined)?.send !== 'function') {
+    throw new LockConfigError(`${factory} needs \`client\`: an S3Client from @aws-sdk/client-s3.`);
+  }
+  if (typeof bucket !== 'string' || bucket.length === 0) {
+    throw new LockConfigError(
+      `${factory} needs \`bucket\`: the name of an existing bucket, got ${describe(bucket)}.`,
+    );
+  }
+  if (typeof prefix !== 'string') {
+    throw new LockConfigError(`${factory} \`prefix\` must be a string, got ${describe(prefix)}.`);
+  }
+  return { client: client as S3Client, bucket, prefix };
+}
+
+/** Names the S3 operations of store `factory` on `bucket`, for error messages. */
+export function s3Operations(factory: string, bucket: string) {
+  return awsOperations('s3', bucket, `Create the bucket, or pass an existing one as ${factory}({ bucket }).`);
+}
