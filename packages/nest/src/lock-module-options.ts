@@ -33,7 +33,19 @@ export interface LockModuleAsyncOptions {
   useFactory: (...args: any[]) => LockModuleSettings | Promise<LockModuleSettings>;
 }
 
-const CLIENT_OPTION_KEYS = ['store', 'leaseMs', 'heartbeatMs', 'owner', 'clock', 'retry', 'pollMs'];
+/** Every LockClientOptions key, as an object so the compiler fails when core adds or drops one. */
+const CLIENT_OPTIONS: Record<keyof LockClientOptions, true> = {
+  store: true,
+  leaseMs: true,
+  heartbeatMs: true,
+  owner: true,
+  clock: true,
+  retry: true,
+  pollMs: true,
+  localTurnMs: true,
+  onEvent: true,
+};
+const CLIENT_OPTION_KEYS = Object.keys(CLIENT_OPTIONS);
 const SETTINGS_KEYS = ['client', 'defaults', ...CLIENT_OPTION_KEYS];
 
 /** Checks the name and scope of a module, at `forRoot`/`forRootAsync` time. */

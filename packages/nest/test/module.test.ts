@@ -1,5 +1,5 @@
 import { S3Client } from '@aws-sdk/client-s3';
-import { LockClient, memoryStore, s3Store } from '@latch/core';
+import { LockClient, type LockEvent, memoryStore, s3Store } from '@latch/core';
 import { startS3Server } from '@latch/testing';
 import {
   Controller,
@@ -199,6 +199,30 @@ describe('module defaults', () => {
     await held.release();
     await expect(jobs.run()).resolves.toBe('ran');
     expect(jobs.runs).toBe(1);
+  });
+});
+
+describe('client options', () => {
+  test('every LockClientOptions key reaches the client forRoot builds, onEvent and localTurnMs included', async () => {
+    const events: LockEvent[] = [];
+    const app = await track(
+      startApp({
+        imports: [
+          LockModule.forRoot({
+            store: memoryStore(),
+            leaseMs: 7000,
+            pollMs: 80,
+            localTurnMs: 400,
+            onEvent: (event) => events.push(event),
+          }),
+        ],
+      }),
+    );
+    const locks = app.get(LockService);
+    expect(locks.client.settings).toMatchObject({ leaseMs: 7000, pollMs: 80, localTurnMs: 400 });
+    const lock = await locks.acquire('report:events');
+    await lock.release();
+    expect(events.map((event) => event.type)).toEqual(['acquired', 'released']);
   });
 });
 
