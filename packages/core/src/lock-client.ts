@@ -82,6 +82,13 @@ export interface AcquireOptions {
    * lock still held and skips, instead of running the job a second time.
    */
   lockAtLeastMs?: number;
+  /**
+   * When the first try fails because the store does (a LockStoreError), reject with that error
+   * at once instead of retrying it while waiting (default false). For callers that must answer
+   * soon, such as HTTP routes: a store that is down then means 503, not a long wait and a 423.
+   * Store errors met later, while waiting, are still retried.
+   */
+  failFastOnStoreError?: boolean;
 }
 
 /** What `inspect` reports about a key. */
@@ -174,11 +181,14 @@ export class LockClient implements LockHost {
     const request = this.prepare(key, options);
     this.throwIfClosed();
     const waitMs = checkWait('waitMs', options.waitMs ?? Number.POSITIVE_INFINITY);
-    if (waitMs === 0) {
+    if (waitMs === 0 || options.failFastOnStoreError === true) {
+      // One try outside the waiting loop, so that a store error reaches the caller.
       const attempt = await this.track(this.tryOnce(key, request));
       if (attempt.lock) return attempt.lock as Lock<T>;
-      this.report({ type: 'contended', key, reason: 'timeout', holder: attempt.holder });
-      throw new LockTimeoutError(key, 0, attempt.holder);
+      if (waitMs === 0) {
+        this.report({ type: 'contended', key, reason: 'timeout', holder: attempt.holder });
+        throw new LockTimeoutError(key, 0, attempt.holder);
+      }
     }
     return (await this.wait(key, request, waitMs, request.signal)) as Lock<T>;
   }
@@ -186,7 +196,7 @@ export class LockClient implements LockHost {
   /** One attempt, never waits: the lock, or null when it is held. */
   async tryAcquire<T = unknown>(
     key: string,
-    options: Omit<AcquireOptions, 'waitMs' | 'signal'> = {},
+    options: Omit<AcquireOptions, 'waitMs' | 'signal' | 'failFastOnStoreError'> = {},
   ): Promise<Lock<T> | null> {
     const request = this.prepare(key, options);
     this.throwIfClosed();
@@ -425,6 +435,11 @@ export class LockClient implements LockHost {
     const signal = checkSignal('signal', options.signal);
     if (options.onLost !== undefined && typeof options.onLost !== 'function') {
       throw new LockConfigError(`onLost must be a function, got ${describe(options.onLost)}.`);
+    }
+    if (options.failFastOnStoreError !== undefined && typeof options.failFastOnStoreError !== 'boolean') {
+      throw new LockConfigError(
+        `failFastOnStoreError must be true or false, got ${describe(options.failFastOnStoreError)}.`,
+      );
     }
     const lockAtLeastMs =
       options.lockAtLeastMs === undefined ? undefined : checkDuration('lockAtLeastMs', options.lockAtLeastMs);

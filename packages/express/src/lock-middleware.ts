@@ -86,22 +86,14 @@ function acquireFor(settings: MiddlewareSettings, key: string, req: Request, sig
   const options: AcquireOptions = { context: `${req.method} ${settings.name}` };
   if (settings.leaseMs !== undefined) options.leaseMs = settings.leaseMs;
   if (settings.waitMs === 0) return settings.client.acquire(key, { ...options, waitMs: 0 });
-  return tryThenWait(settings, key, options, signal);
-}
-
-/**
- * One try before waiting: a store that is down then fails this request at once with its own
- * LockStoreError (→ 503), where a waiting acquire would keep retrying and end in a 423.
- */
-async function tryThenWait(
-  settings: MiddlewareSettings,
-  key: string,
-  options: AcquireOptions,
-  signal: AbortSignal,
-): Promise<Lock> {
-  const first = await settings.client.tryAcquire(key, options);
-  if (first) return first;
-  return settings.client.acquire(key, { ...options, waitMs: settings.waitMs, signal });
+  // A store that is down fails this request at once with its LockStoreError (→ 503), where
+  // waiting would keep retrying it and end in a 423.
+  return settings.client.acquire(key, {
+    ...options,
+    waitMs: settings.waitMs,
+    signal,
+    failFastOnStoreError: true,
+  });
 }
 
 async function answerLocked(
