@@ -422,3 +422,62 @@ describe('bad input', () => {
     expect(s3.requestLog).toEqual([]);
   });
 });
+
+describe('worker slots and long jobs', () => {
+  test('a delayed job frees its worker slot: another job runs while the key stays held', async () => {
+    const holder = await lockClient('someone-else').tryAcquire('customer/13');
+    const order: string[] = [];
+    // One slot only: if the contended job waited inside the processor, nothing else could run.
+    const { queue } = startQueue(async (job) => {
+      order.push(job.name);
+    });
+    const contended = await queue.add('contended', { key: 'customer/13' }, { attempts: 1 });
+    await until('the contended job was delayed', async () => {
+      const current = await queue.getJob(contended.id!);
+      return current && current.attemptsStarted >= 2 ? current : undefined;
+    });
+    const other = await finished(queue, await queue.add('other', { key: 'customer/14' }));
+    expect(await other.getState()).toBe('completed');
+    expect(order).toEqual(['other']);
+    await holder!.release();
+    const done = await finished(queue, contended);
+    expect(order).toEqual(['other', 'contended']);
+    expect(done.attemptsMade).toBe(1);
+  });
+
+  test('a job that runs for several leases keeps its lock: renewed, never taken, never aborted', async () => {
+    const leaseMs = 1500;
+    let finishWork: (() => void) | undefined;
+    let jobLock: Lock | undefined;
+    const { queue } = startQueue(
+      async (_job, { lock, signal }) => {
+        jobLock = lock;
+        await new Promise<void>((resolve) => {
+          finishWork = resolve;
+        });
+        return { aborted: signal.aborted, token: lock!.fencingToken };
+      },
+      { leaseMs },
+    );
+    const job = await queue.add('long-import', { key: 'customer/15' }, { attempts: 1 });
+    await until('the job started', () => finishWork);
+    const startedExpiry = jobLock!.expiresAt!;
+    const rival = lockClient('rival', leaseMs);
+    // Keep trying to take the key until the job's lease has been pushed a few leases further.
+    await until(
+      'the lease was renewed past three lease lengths',
+      async () => {
+        expect(await rival.tryAcquire('customer/15')).toBeNull();
+        return jobLock!.expiresAt! > startedExpiry + 3 * leaseMs;
+      },
+      20_000,
+    );
+    finishWork!();
+    const done = await finished(queue, job);
+    expect(done.returnvalue).toEqual({ aborted: false, token: 1 });
+    expect(await lockClient('observer').inspect('customer/15')).toMatchObject({
+      state: 'free',
+      fencingToken: 1,
+    });
+  });
+});

@@ -130,7 +130,8 @@ export function runScenarios(current: () => Backend): void {
       // latch cannot stop its command when it is SIGKILLed itself; the test does.
       process.kill(Number(pid), 'SIGKILL');
       expect((await holder.result).signal).toBe('SIGKILL');
-      expect(await backend.locks.inspect(name)).toMatchObject({ fencingToken: Number(token) });
+      const abandoned = await backend.locks.inspect(name);
+      expect(abandoned).toMatchObject({ state: 'held', fencingToken: Number(token) });
 
       const log2 = join(dir, `${randomUUID()}.log`);
       const next = await runCli(
@@ -138,13 +139,15 @@ export function runScenarios(current: () => Backend): void {
           backend.store,
           name,
           ['--lease', '2s', '--wait', '30s', '--poll', '200ms'],
-          fixture('append-lines.mjs', log2, 'next'),
+          fixture('note-start-time.mjs', log2),
         ),
         backend.env(),
       );
       expect(next.code).toBe(0);
-      const [started] = readLines(log2);
-      expect(Number(started!.split(' ')[2])).toBeGreaterThan(Number(token));
+      const [startedAt, nextToken] = readLines(log2)[0]!.split(' ').map(Number);
+      expect(nextToken).toBeGreaterThan(Number(token));
+      // The next command began only once the abandoned lease had ended, not before.
+      expect(startedAt).toBeGreaterThanOrEqual(abandoned.expiresAt!);
       expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free' });
     });
   });

@@ -13,6 +13,7 @@ import { type DynamoDBThrottler, startDynamoDBThrottler } from './harness/dynamo
 import {
   dynamoNetworkFaults,
   dynamoThrottling,
+  type NetworkFaultKind,
   s3NetworkFaults,
   s3Throttling,
 } from './harness/fault-injectors.js';
@@ -116,6 +117,13 @@ function expectSafe(result: ScenarioResult): void {
   expect(result.check.acquisitions).toBeGreaterThan(0);
 }
 
+/** Latency spikes, resets and lost responses each met the workers' requests, not just one of them. */
+function expectEveryKindFired(firedByKind: Record<NetworkFaultKind, number>): void {
+  for (const kind of ['latency', 'reset', 'lost response'] as const) {
+    expect(firedByKind[kind], `${kind} faults fired`).toBeGreaterThan(0);
+  }
+}
+
 const stores = (...names: StoreName[]) => names;
 const specFor = (store: StoreName): StoreSpec =>
   store === 'memory' ? { kind: 'memory' } : store === 's3' ? s3Spec() : dynamoSpec();
@@ -152,10 +160,12 @@ describe('network faults: latency spikes, resets, responses lost after the write
 }, () => {
   test('s3', async () => {
     const scenario = base('network faults', 's3', s3Spec());
-    scenario.faults = s3NetworkFaults(s3, new RegExp(`^${scenario.keyPrefix}/`));
+    const faults = s3NetworkFaults(s3, new RegExp(`^${scenario.keyPrefix}/`));
+    scenario.faults = faults;
     const result = await record(scenario);
     expectSafe(result);
     expect(result.row.faults).toBeGreaterThan(0);
+    expectEveryKindFired(faults.firedByKind);
   });
 
   test('dynamodb (through a TCP fault proxy)', async () => {
@@ -163,10 +173,12 @@ describe('network faults: latency spikes, resets, responses lost after the write
     try {
       proxy = await faultProxy({ target: ddb.endpoint });
       const scenario = base('network faults', 'dynamodb', dynamoSpec(proxy.endpoint));
-      scenario.faults = dynamoNetworkFaults(proxy);
+      const faults = dynamoNetworkFaults(proxy);
+      scenario.faults = faults;
       const result = await record(scenario);
       expectSafe(result);
       expect(result.row.faults).toBeGreaterThan(0);
+      expectEveryKindFired(faults.firedByKind);
     } finally {
       await proxy?.close();
     }

@@ -24,31 +24,45 @@ function periodic(everyMs: number, step: (round: number) => void, heal: () => nu
   };
 }
 
+/** Network faults come in kinds; a scenario checks that every kind really fired, not just some. */
+export type NetworkFaultKind = 'latency' | 'reset' | 'lost response';
+export interface NetworkFaultInjector extends FaultInjector {
+  /** After stop(): how many faults of each kind fired. */
+  readonly firedByKind: Record<NetworkFaultKind, number>;
+}
+
 /**
  * S3 network trouble in rotation: latency spikes (before and after the write is applied),
  * connections reset before the write, and writes applied whose response is lost. A fault that
  * found no request before the next one is armed is withdrawn, so they never pile up.
  */
-export function s3NetworkFaults(server: S3Server, keys: RegExp): FaultInjector {
-  const handles: S3FaultHandle[] = [];
-  const rotation: Array<() => S3FaultHandle> = [
-    () => server.faults.latency({ key: keys, times: 2 }, 400),
-    () => server.faults.resetBeforeApply({ op: 'PutObject', key: keys, times: 1 }),
-    () => server.faults.dropResponseAfterApply({ op: 'PutObject', key: keys, times: 1 }),
-    () => server.faults.latency({ op: 'PutObject', key: keys, times: 1 }, 300, { afterApply: true }),
-    () => server.faults.resetBeforeApply({ op: 'GetObject', key: keys, times: 1 }),
+export function s3NetworkFaults(server: S3Server, keys: RegExp): NetworkFaultInjector {
+  const armed: Array<{ kind: NetworkFaultKind; handle: S3FaultHandle }> = [];
+  const rotation: Array<[NetworkFaultKind, () => S3FaultHandle]> = [
+    ['latency', () => server.faults.latency({ key: keys, times: 2 }, 400)],
+    ['reset', () => server.faults.resetBeforeApply({ op: 'PutObject', key: keys, times: 1 })],
+    ['lost response', () => server.faults.dropResponseAfterApply({ op: 'PutObject', key: keys, times: 1 })],
+    [
+      'latency',
+      () => server.faults.latency({ op: 'PutObject', key: keys, times: 1 }, 300, { afterApply: true }),
+    ],
+    ['reset', () => server.faults.resetBeforeApply({ op: 'GetObject', key: keys, times: 1 })],
   ];
-  return periodic(
+  const firedByKind: Record<NetworkFaultKind, number> = { latency: 0, reset: 0, 'lost response': 0 };
+  const injector = periodic(
     NETWORK_FAULT_EVERY_MS,
     (round) => {
-      handles.at(-1)?.remove();
-      handles.push(rotation[round % rotation.length]!());
+      armed.at(-1)?.handle.remove();
+      const [kind, arm] = rotation[round % rotation.length]!;
+      armed.push({ kind, handle: arm() });
     },
     () => {
       server.faults.clear();
-      return handles.reduce((sum, h) => sum + h.hits, 0);
+      for (const { kind, handle } of armed) firedByKind[kind] += handle.hits;
+      return armed.reduce((sum, { handle }) => sum + handle.hits, 0);
     },
   );
+  return { ...injector, firedByKind };
 }
 
 /** S3 throttling: every request on the scenario's keys answered 503 SlowDown for a window, once a second. */
@@ -73,25 +87,50 @@ export function s3Throttling(server: S3Server, keys: RegExp): FaultInjector {
  * latency spikes, every open connection reset, new connections reset, and responses dropped
  * after DynamoDB applied the request.
  */
-export function dynamoNetworkFaults(proxy: FaultProxy): FaultInjector {
+export function dynamoNetworkFaults(proxy: FaultProxy): NetworkFaultInjector {
   let fired = 0;
+  // A TCP proxy cannot tell which request a fault met; it counts the faults switched on, and a
+  // reset of open connections only when there were connections to reset.
+  const firedByKind: Record<NetworkFaultKind, number> = { latency: 0, reset: 0, 'lost response': 0 };
   const later = (ms: number, heal: () => void) => setTimeout(heal, ms).unref();
-  const rotation: Array<() => void> = [
-    () => {
-      proxy.latency(200);
-      later(300, () => proxy.latency(0));
-    },
-    () => proxy.reset(),
-    () => {
-      proxy.dropResponses(true);
-      later(40, () => proxy.dropResponses(false));
-    },
-    () => proxy.resetNext(1),
+  const rotation: Array<[NetworkFaultKind, () => boolean]> = [
+    [
+      'latency',
+      () => {
+        proxy.latency(200);
+        later(300, () => proxy.latency(0));
+        return true;
+      },
+    ],
+    [
+      'reset',
+      () => {
+        const open = proxy.stats.active;
+        proxy.reset();
+        return open > 0;
+      },
+    ],
+    [
+      'lost response',
+      () => {
+        proxy.dropResponses(true);
+        later(40, () => proxy.dropResponses(false));
+        return true;
+      },
+    ],
+    [
+      'reset',
+      () => {
+        proxy.resetNext(1);
+        return true;
+      },
+    ],
   ];
-  return periodic(
+  const injector = periodic(
     NETWORK_FAULT_EVERY_MS,
     (round) => {
-      rotation[round % rotation.length]!();
+      const [kind, inject] = rotation[round % rotation.length]!;
+      if (inject()) firedByKind[kind]++;
       fired++;
     },
     () => {
@@ -99,6 +138,7 @@ export function dynamoNetworkFaults(proxy: FaultProxy): FaultInjector {
       return fired;
     },
   );
+  return { ...injector, firedByKind };
 }
 
 /** DynamoDB throughput errors: every request refused for a window, once a second (see startDynamoDBThrottler). */
