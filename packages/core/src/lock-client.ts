@@ -270,18 +270,28 @@ export class LockClient implements LockHost {
     if (options.heartbeatMs !== undefined && options.heartbeatMs !== false) {
       checkDuration('heartbeatMs', options.heartbeatMs); // the rest of the check needs the record's lease
     }
-    const lease = await this.engine.leaseFromHandle(fields.key, fields.lockId);
-    const leaseMs = lease.record.holder!.leaseMs ?? Number.POSITIVE_INFINITY;
-    const settings: LockSettings = {
-      leaseMs,
-      heartbeatMs: resolveHeartbeat(options.heartbeatMs ?? this.settings.heartbeatMs, leaseMs, 'heartbeatMs'),
-      onLost: options.onLost,
-    };
-    // Renew at once: our clock starts now, and the record's version moves away from the old process.
-    await this.engine.renew(lease, leaseMs);
-    const lock = this.adoptLock(lease, settings);
-    if (!lock) throw new LockNotHeldError(fields.key, 'the renewal landed after its lease ran out');
-    return lock as Lock<T>;
+    this.throwIfClosed();
+    // Tracked like a claim, so that close() waits for it and releases the lock it adopts.
+    return this.track(
+      (async () => {
+        const lease = await this.engine.leaseFromHandle(fields.key, fields.lockId);
+        const leaseMs = lease.record.holder!.leaseMs ?? Number.POSITIVE_INFINITY;
+        const settings: LockSettings = {
+          leaseMs,
+          heartbeatMs: resolveHeartbeat(
+            options.heartbeatMs ?? this.settings.heartbeatMs,
+            leaseMs,
+            'heartbeatMs',
+          ),
+          onLost: options.onLost,
+        };
+        // Renew at once: our clock starts now, and the record's version moves away from the old process.
+        await this.engine.renew(lease, leaseMs);
+        const lock = this.adoptLock(lease, settings);
+        if (!lock) throw new LockNotHeldError(fields.key, 'the renewal landed after its lease ran out');
+        return lock as Lock<T>;
+      })(),
+    );
   }
 
   /** Frees `key` whoever holds it (an operator's tool). The token is kept; a current holder's renewal then fails and its signal aborts. */

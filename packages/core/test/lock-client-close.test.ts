@@ -60,6 +60,11 @@ test('close() rejects waiting acquires, releases held locks, and refuses new wor
   expect(locks.closed).toBe(true);
   await expect(locks.acquire('x')).rejects.toBeInstanceOf(LockStoreError);
   await expect(locks.tryAcquire('x')).rejects.toMatchObject({ code: 'LOCK_CLIENT_CLOSED' });
+  // A handle from elsewhere is refused too: a resumed lock would be renewed with nobody to release it.
+  const elsewhere = await other.acquire('handed-over');
+  await expect(locks.resume(elsewhere.handle)).rejects.toMatchObject({ code: 'LOCK_CLIENT_CLOSED' });
+  expect(await other.inspect('handed-over')).toMatchObject({ state: 'held', owner: other.owner });
+  await elsewhere.release();
   expect(locks.close()).toBe(locks.close());
   await held.release();
 });
