@@ -43,6 +43,13 @@ describe('the dashboard', () => {
       .poll(() => page.locator('[data-replica] [data-status="up"]').count(), { timeout: UI_WAIT_MS })
       .toBe(3);
     expect(await page.locator('#store').textContent()).toContain('local S3 server with conditional writes');
+    // The terminal's guided scenario names buttons the dashboard really has.
+    expect(demo.output()).toContain('Try this:');
+    for (const button of ['Fire 20 parallel charges', 'Enqueue 30 jobs over 3 customers']) {
+      expect(demo.output()).toContain(`Press "${button}"`);
+      expect(await page.getByRole('button', { name: button, exact: true }).count()).toBe(1);
+    }
+    expect(demo.output()).toMatch(/Kill the replica holding "billing\/leader"/);
     await expect
       .poll(() => leaderRow().getAttribute('data-holder'), { timeout: UI_WAIT_MS })
       .toMatch(/^replica-\d$/);

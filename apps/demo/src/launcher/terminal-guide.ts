@@ -15,11 +15,12 @@ export function guide(
     'Try this:',
     '  1. Open the dashboard. Every 5 s each replica\'s scheduler fires the "nightly report";',
     '     one replica runs it, the others skip (timeline: "contended").',
-    '  2. Press "Fire 20 charges": parallel charges of one invoice run one at a time across the',
+    '  2. Press "Fire 20 parallel charges": charges of one invoice run one at a time across the',
     '     replicas. The network holds back a few ledger writes; when they arrive late, the',
     '     ledger refuses their stale fencing tokens. The check below the buttons says so.',
     queueEnabled
-      ? '  3. Press "Enqueue 30 jobs": jobs of one customer never overlap, whichever replica takes them.'
+      ? '  3. Press "Enqueue 30 jobs over 3 customers": jobs of one customer never overlap, whichever\n' +
+        '     replica takes them.'
       : '  3. (The BullMQ queue is skipped: see above for how to enable it.)',
     '  4. Kill the replica holding "billing/leader": its lease runs out, another replica takes',
     '     over with a higher fencing token.',
