@@ -1,5 +1,5 @@
 import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
+import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import {
   type DynamoDBLocal,
   type FaultProxy,
@@ -94,6 +94,58 @@ describe('S3 faults', () => {
     expect(burst.hits).toBe(3);
     expect(lock.signal.aborted).toBe(false);
     await lock.release();
+  });
+
+  /** An SDK client whose first `times` PutObject calls fail with `error` before they are sent. */
+  const failingPuts = (times: number, error: () => Error) => {
+    const s3 = sdk(1);
+    const state = { failed: 0, calls: 0 };
+    s3.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'PutObjectCommand') {
+          state.calls++;
+          if (state.failed < times) {
+            state.failed++;
+            throw error();
+          }
+        }
+        return next(args);
+      },
+      { step: 'build', name: 'failPuts' },
+    );
+    return { s3, state };
+  };
+
+  test('409 ConditionalRequestConflict is retried until the write lands', async () => {
+    const conflict = () =>
+      new S3ServiceException({
+        name: 'ConditionalRequestConflict',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 409 },
+        message: 'A conflicting conditional operation is currently in progress against this resource.',
+      });
+    const { s3, state } = failingPuts(2, conflict);
+    const lock = await client(s3).acquire(freshKey());
+    expect(state.failed).toBe(2);
+    expect(lock.fencingToken).toBe(1);
+    await lock.release();
+  });
+
+  test('access denied is a clear error that is not retried', async () => {
+    const denied = () =>
+      new S3ServiceException({
+        name: 'AccessDenied',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 403 },
+        message: 'Access Denied',
+      });
+    const { s3, state } = failingPuts(Number.POSITIVE_INFINITY, denied);
+    const error = await client(s3)
+      .acquire(freshKey(), { waitMs: 60_000 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as LockStoreError).retryable).toBe(false);
+    expect(state.calls).toBe(1);
   });
 
   test('a missing bucket is a clear, non-retried error', async () => {
