@@ -33,8 +33,8 @@ export interface NetworkFaultInjector extends FaultInjector {
 
 /**
  * S3 network trouble in rotation: latency spikes (before and after the write is applied),
- * connections reset before the write, and writes applied whose response is lost. A fault that
- * found no request before the next one is armed is withdrawn, so they never pile up.
+ * connections reset before the write, and writes applied whose response is lost. One fault is
+ * armed at a time, and it stays armed until it meets a request, so they never pile up.
  */
 export function s3NetworkFaults(server: S3Server, keys: RegExp): NetworkFaultInjector {
   const armed: Array<{ kind: NetworkFaultKind; handle: S3FaultHandle }> = [];
@@ -49,11 +49,15 @@ export function s3NetworkFaults(server: S3Server, keys: RegExp): NetworkFaultInj
     ['reset', () => server.faults.resetBeforeApply({ op: 'GetObject', key: keys, times: 1 })],
   ];
   const firedByKind: Record<NetworkFaultKind, number> = { latency: 0, reset: 0, 'lost response': 0 };
+  let next = 0;
   const injector = periodic(
     NETWORK_FAULT_EVERY_MS,
-    (round) => {
-      armed.at(-1)?.handle.remove();
-      const [kind, arm] = rotation[round % rotation.length]!;
+    () => {
+      const last = armed.at(-1);
+      // A fault that met no request yet stays armed, so every kind in the rotation gets its turn.
+      if (last && last.handle.hits === 0) return;
+      last?.handle.remove();
+      const [kind, arm] = rotation[next++ % rotation.length]!;
       armed.push({ kind, handle: arm() });
     },
     () => {
@@ -126,12 +130,17 @@ export function dynamoNetworkFaults(proxy: FaultProxy): NetworkFaultInjector {
       },
     ],
   ];
+  let next = 0;
   const injector = periodic(
     NETWORK_FAULT_EVERY_MS,
-    (round) => {
-      const [kind, inject] = rotation[round % rotation.length]!;
-      if (inject()) firedByKind[kind]++;
+    () => {
+      const [kind, inject] = rotation[next % rotation.length]!;
       fired++;
+      // A reset that found no open connection is tried again next round, not skipped.
+      if (inject()) {
+        firedByKind[kind]++;
+        next++;
+      }
     },
     () => {
       proxy.clear();
