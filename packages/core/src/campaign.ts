@@ -29,6 +29,7 @@ export interface Campaign {
 /** Leader election over one key: campaign until elected, lead a term, campaign again after a loss. */
 export function startCampaign<T>(client: LockClient, key: string, options: CampaignOptions<T>): Campaign {
   const stopping = new AbortController();
+  const time = client.engine.clock.time;
   let current: Lock<T> | undefined;
   const onExternalAbort = () => stopping.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onExternalAbort, { once: true });
@@ -56,7 +57,9 @@ export function startCampaign<T>(client: LockClient, key: string, options: Campa
       } catch (error) {
         if (stopping.signal.aborted || client.closed) break;
         report(error);
-        await sleep(Math.min(100 * 2 ** failures++, 5000), stopping.signal).catch(() => undefined);
+        await sleep(time, Math.min(100 * 2 ** failures++, 5000), stopping.signal, { keepAlive: true }).catch(
+          () => undefined,
+        );
         continue;
       }
       failures = 0;
@@ -69,7 +72,7 @@ export function startCampaign<T>(client: LockClient, key: string, options: Campa
         current = undefined;
         await lock.release().catch(report);
         options.onDemoted?.('resigned');
-        await sleep(100, stopping.signal).catch(() => undefined);
+        await sleep(time, 100, stopping.signal, { keepAlive: true }).catch(() => undefined);
         continue;
       }
       await untilEither(lock.signal, stopping.signal);

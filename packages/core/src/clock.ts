@@ -1,4 +1,5 @@
 import { LockConfigError } from './errors.js';
+import { type Scheduler, withSystemDefaults } from './scheduler.js';
 
 /**
  * Time as the lease protocol sees it: the wall clock (shared meaning across machines, but
@@ -10,11 +11,6 @@ export interface TimeSource {
   /** Monotonic ms from an arbitrary origin. */
   monotonic(): number;
 }
-
-export const systemTime: TimeSource = {
-  now: () => Date.now(),
-  monotonic: () => performance.now(),
-};
 
 /**
  * - `trusted`: waiters judge a lease expired by the holder's stored expiry time compared with
@@ -28,14 +24,19 @@ export interface ClockOptions {
   mode?: ClockMode;
   /** Extra margin a waiter adds before judging a lease expired (default 0 ms; trusted mode assumes synced clocks). */
   toleranceMs?: number;
-  /** Time source to use instead of the system clocks (tests inject skewed or fake clocks here). */
-  time?: TimeSource;
+  /**
+   * Clocks to use instead of the system's (tests inject skewed or fake clocks here). It may also
+   * bring timers and randomness (a full Scheduler, as the deterministic simulator does); what it
+   * leaves out is the system's.
+   */
+  time?: TimeSource & Partial<Scheduler>;
 }
 
 export interface ResolvedClock {
   mode: ClockMode;
   toleranceMs: number;
-  time: TimeSource;
+  /** Every clock reading, timer and random draw of one client comes from here. */
+  time: Scheduler;
 }
 
 export function resolveClock(option: ClockMode | ClockOptions | undefined): ResolvedClock {
@@ -48,9 +49,9 @@ export function resolveClock(option: ClockMode | ClockOptions | undefined): Reso
   if (typeof toleranceMs !== 'number' || !Number.isFinite(toleranceMs) || toleranceMs < 0) {
     throw new LockConfigError(`clock.toleranceMs must be a finite number >= 0, got ${String(toleranceMs)}.`);
   }
-  const time = options.time ?? systemTime;
-  if (typeof time.now !== 'function' || typeof time.monotonic !== 'function') {
+  const { time } = options;
+  if (time !== undefined && (typeof time.now !== 'function' || typeof time.monotonic !== 'function')) {
     throw new LockConfigError('clock.time must have now() and monotonic() functions.');
   }
-  return { mode, toleranceMs, time };
+  return { mode, toleranceMs, time: withSystemDefaults(time ?? {}) };
 }

@@ -19,6 +19,7 @@ export { type AcquireOptions, LockClient, type LockClientOptions, type LockInfo 
 export type { LockEvent, LockEventListener } from './lock-events.js';
 export type { LeaseHolder, LockRecord, VersionedRecord } from './record.js';
 export type { RetryOptions } from './retry.js';
+export type { ScheduledTimer, Scheduler } from './scheduler.js';
 export type { ClaimOutcome, ClaimRequest, LockStore, WriteCondition, WriteOutcome } from './store.js';
 export {
   type DynamoStoreOptions,

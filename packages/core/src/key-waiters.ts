@@ -2,6 +2,7 @@ import type { Contender } from './lease-engine.js';
 import { LocalTurn } from './local-turn.js';
 import type { Lock, LockSettings } from './lock.js';
 import type { VersionedRecord } from './record.js';
+import type { Scheduler } from './scheduler.js';
 
 /** One caller of `acquire` waiting for a key. */
 export interface Waiter {
@@ -33,8 +34,9 @@ export class KeyWaiters {
   constructor(
     readonly key: string,
     turn: { turnMs: number; pollMs: number },
+    private readonly scheduler: Scheduler,
   ) {
-    this.turn = new LocalTurn(turn.turnMs, turn.pollMs);
+    this.turn = new LocalTurn(turn.turnMs, turn.pollMs, () => scheduler.monotonic());
   }
 
   /** The first waiter still waiting, dropping those that gave up. */
@@ -55,9 +57,10 @@ export class KeyWaiters {
   /** Sleeps up to `ms`, returning early when `wake()` is called. */
   nap(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
+      // The poller serves waiting callers: its naps keep the process alive, as their waits do.
+      const timer = this.scheduler.setTimer(done, ms, { keepAlive: true });
       function done() {
-        clearTimeout(timer);
+        timer.cancel();
         resolve();
       }
       this.wakeUp = done;

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { ResolvedClock } from './clock.js';
 import { holderName, LockConfigError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
 import { KnownRecords } from './known-records.js';
@@ -77,7 +76,11 @@ export class LeaseProtocol implements LeaseEngine {
     for (let attempt = 0; attempt < 5; attempt++) {
       const current = await this.read(key);
       if (!current?.record.holder) return false;
-      const record: LockRecord = { token: current.record.token, holder: null, writeId: randomUUID() };
+      const record: LockRecord = {
+        token: current.record.token,
+        holder: null,
+        writeId: this.clock.time.randomId(),
+      };
       if (current.record.data !== undefined) record.data = current.record.data;
       const outcome = await this.store.write(key, record, { version: current.version });
       if (outcome.ok) return true;
@@ -102,7 +105,7 @@ export class LeaseProtocol implements LeaseEngine {
   }
 
   async read(key: string, signal?: AbortSignal): Promise<VersionedRecord | null> {
-    const current = await withRetry(this.retry, () => this.store.read(key), signal);
+    const current = await withRetry(this.retry, this.clock.time, () => this.store.read(key), signal);
     this.known.remember(key, current, false, this.clock.time.monotonic());
     return current;
   }
@@ -156,7 +159,7 @@ export class LeaseProtocol implements LeaseEngine {
       const record: LockRecord = {
         token: (current?.record.token ?? 0) + 1,
         holder,
-        writeId: randomUUID(),
+        writeId: this.clock.time.randomId(),
       };
       if (current?.record.data !== undefined) record.data = current.record.data;
       const condition: WriteCondition = current === null ? { absent: true } : { version: current.version };
@@ -192,7 +195,7 @@ export class LeaseProtocol implements LeaseEngine {
     const record: LockRecord = {
       token: 0,
       holder: this.newHolder(contender.lockId, contender.terms),
-      writeId: randomUUID(),
+      writeId: this.clock.time.randomId(),
     };
     const seen = this.known.get(key);
     const request =
@@ -206,7 +209,7 @@ export class LeaseProtocol implements LeaseEngine {
     contender.firstSentAt ??= sentAt;
     let outcome: Awaited<ReturnType<NonNullable<LockStore['claim']>>>;
     try {
-      outcome = await withRetry(this.retry, () => claim(key, request), signal);
+      outcome = await withRetry(this.retry, this.clock.time, () => claim(key, request), signal);
     } catch (error) {
       if (!(error instanceof LockStoreError && error.maybeApplied)) throw error;
       const current = await this.read(key, signal);
@@ -244,7 +247,7 @@ export class LeaseProtocol implements LeaseEngine {
         leaseMs: finite ? leaseMs : null,
         expiresAt: finite ? now + leaseMs : null,
       },
-      writeId: randomUUID(),
+      writeId: this.clock.time.randomId(),
     };
     if (data) record.data = data.value;
     const sentAt = this.clock.time.monotonic();
@@ -254,7 +257,11 @@ export class LeaseProtocol implements LeaseEngine {
 
   /** Frees the lock, keeping the record (and its fencing token) so tokens never go back. */
   async release(lease: LeaseState, data?: { value: unknown }, signal?: AbortSignal): Promise<void> {
-    const record: LockRecord = { token: lease.record.token, holder: null, writeId: randomUUID() };
+    const record: LockRecord = {
+      token: lease.record.token,
+      holder: null,
+      writeId: this.clock.time.randomId(),
+    };
     const kept = data ? data.value : lease.record.data;
     if (kept !== undefined) record.data = kept;
     await this.writeOwn(lease, record, signal);
@@ -268,7 +275,7 @@ export class LeaseProtocol implements LeaseEngine {
     signal?: AbortSignal,
   ): Promise<LeaseState> {
     const holder = this.newHolder(next.lockId, next.terms);
-    const record: LockRecord = { token: lease.record.token + 1, holder, writeId: randomUUID() };
+    const record: LockRecord = { token: lease.record.token + 1, holder, writeId: this.clock.time.randomId() };
     const kept = data ? data.value : lease.record.data;
     if (kept !== undefined) record.data = kept;
     const sentAt = this.clock.time.monotonic();
@@ -343,7 +350,12 @@ export class LeaseProtocol implements LeaseEngine {
   ): Promise<{ ok: true; version: string } | { ok: false; current?: VersionedRecord | null }> {
     let unsure: unknown;
     try {
-      const outcome = await withRetry(this.retry, () => this.store.write(key, record, condition), signal);
+      const outcome = await withRetry(
+        this.retry,
+        this.clock.time,
+        () => this.store.write(key, record, condition),
+        signal,
+      );
       if (outcome.ok) {
         this.known.remember(key, { version: outcome.version, record }, true, this.clock.time.monotonic());
         return outcome;

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { holderName, LockConfigError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
 import type { ClaimResult, Contender, EngineEnvironment, LeaseEngine, LeaseState } from './lease-engine.js';
 import { type ContenderBody, decodeContenderBody, encodeContenderBody } from './list-contender-body.js';
@@ -128,7 +127,7 @@ export class ListLeaseEngine implements LeaseEngine {
     const finite = Number.isFinite(leaseMs);
     // Object names carry whole milliseconds; a lease never ends earlier than asked.
     const created = Math.floor(this.clock.time.now());
-    const uuid = randomUUID();
+    const uuid = this.clock.time.randomId();
     const objectKey = entryKey(key, created, uuid, finite ? created + Math.ceil(leaseMs) : null);
     const body: ContenderBody = {
       owner: this.owner,
@@ -141,12 +140,17 @@ export class ListLeaseEngine implements LeaseEngine {
     try {
       const sentAt = this.clock.time.monotonic();
       contender.firstSentAt ??= sentAt;
-      await withRetry(this.retry, () => this.bucket.put(objectKey, encodeContenderBody(body)), signal);
+      await withRetry(
+        this.retry,
+        this.clock.time,
+        () => this.bucket.put(objectKey, encodeContenderBody(body)),
+        signal,
+      );
       // Too slow: contenders that listed meanwhile decided without our object. Withdraw.
       if (this.clock.time.now() > created + this.settleMs) return { lease: null, current: null };
       const settledAt = created + this.settleMs + this.clock.toleranceMs;
       const wait = settledAt - this.clock.time.now() + 1;
-      if (wait > 0) await sleep(wait, signal);
+      if (wait > 0) await sleep(this.clock.time, wait, signal, { keepAlive: true });
       const listing = await this.list(key, signal);
       const mine = listing.live.find((c) => c.created === created && c.uuid === uuid);
       if (mine && holdsFirstPlace(listing.live, mine)) {
@@ -190,7 +194,12 @@ export class ListLeaseEngine implements LeaseEngine {
     };
     const sentAt = this.clock.time.monotonic();
     try {
-      await withRetry(this.retry, () => this.bucket.put(newKey, encodeContenderBody(body)), signal);
+      await withRetry(
+        this.retry,
+        this.clock.time,
+        () => this.bucket.put(newKey, encodeContenderBody(body)),
+        signal,
+      );
       // Landed after the old expiry: a contender may have ignored our object and taken the lock.
       if (holder.expiresAt !== null && this.clock.time.now() > holder.expiresAt) {
         throw new LockLostError(
@@ -238,7 +247,7 @@ export class ListLeaseEngine implements LeaseEngine {
     const loss = keptUntilNow ? undefined : await this.describeLoss(key, listing, mine, lease.version);
     const ours = new Set([lease.version, ...(group?.objectKeys ?? []), ...this.leftoversOf(key)]);
     for (const objectKey of ours) {
-      await withRetry(this.retry, () => this.bucket.delete(objectKey), signal);
+      await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey), signal);
       this.leftoversOf(key).delete(objectKey);
     }
     if (loss) throw new LockLostError(key, loss);
@@ -263,7 +272,7 @@ export class ListLeaseEngine implements LeaseEngine {
     const first = (await this.list(key)).live[0];
     if (!first) return false;
     for (const objectKey of first.objectKeys) {
-      await withRetry(this.retry, () => this.bucket.delete(objectKey));
+      await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey));
     }
     return true;
   }
@@ -271,7 +280,12 @@ export class ListLeaseEngine implements LeaseEngine {
   // ---- helpers ----------------------------------------------------------------------------
 
   private async list(key: string, signal?: AbortSignal): Promise<Listing> {
-    const objectKeys = await withRetry(this.retry, () => this.bucket.list(entryPrefix(key)), signal);
+    const objectKeys = await withRetry(
+      this.retry,
+      this.clock.time,
+      () => this.bucket.list(entryPrefix(key)),
+      signal,
+    );
     const entries = objectKeys
       .map((objectKey) => parseEntry(key, objectKey))
       .filter((entry): entry is ListEntry => entry !== undefined);
@@ -293,7 +307,7 @@ export class ListLeaseEngine implements LeaseEngine {
     const version = latestObjectKey(contender);
     let body = this.bodies.get(contenderId(contender));
     if (!body) {
-      const text = await withRetry(this.retry, () => this.bucket.get(version), signal);
+      const text = await withRetry(this.retry, this.clock.time, () => this.bucket.get(version), signal);
       if (text === null) return null;
       body = decodeContenderBody(key, text);
       this.remember(contender, body);
@@ -357,7 +371,7 @@ export class ListLeaseEngine implements LeaseEngine {
   private async deleteQuietly(key: string, objectKeys: string[]): Promise<void> {
     for (const objectKey of objectKeys) {
       try {
-        await withRetry(this.retry, () => this.bucket.delete(objectKey));
+        await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey));
         this.leftovers.get(key)?.delete(objectKey);
       } catch (error) {
         // Throttling or a network failure: try again later. Denied access or the like: say so now.

@@ -20,11 +20,12 @@ export class LocalTurn {
   constructor(
     private readonly turnMs: number,
     private readonly pollMs: number,
+    private readonly monotonic: () => number,
   ) {}
 
   /** This client got the key: starts a turn unless one is running (a hand-off continues it). */
   begin(): void {
-    this.startedAt ??= performance.now();
+    this.startedAt ??= this.monotonic();
   }
 
   /** Someone else holds the key, or no local waiter wants it: the turn is over. */
@@ -34,7 +35,7 @@ export class LocalTurn {
 
   /** True when this client has kept the key for a whole turn and should let others claim it. */
   get used(): boolean {
-    return this.startedAt !== undefined && performance.now() - this.startedAt >= this.turnMs;
+    return this.startedAt !== undefined && this.monotonic() - this.startedAt >= this.turnMs;
   }
 
   /**
@@ -44,11 +45,11 @@ export class LocalTurn {
    */
   yieldedAfter(releaseMs: number): void {
     this.end();
-    this.awayUntil = performance.now() + this.pollMs + releaseMs;
+    this.awayUntil = this.monotonic() + this.pollMs + releaseMs;
   }
 
   /** How much longer this client's poller must leave the key to others (0: may claim). */
   msToStayAway(): number {
-    return Math.max(0, this.awayUntil - performance.now());
+    return Math.max(0, this.awayUntil - this.monotonic());
   }
 }

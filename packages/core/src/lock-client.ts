@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { type Campaign, type CampaignOptions, startCampaign } from './campaign.js';
 import { type ClockMode, type ClockOptions, resolveClock } from './clock.js';
 import {
@@ -27,6 +26,7 @@ import { type LockEvent, type LockEventListener, type LockEventReport, reportEve
 import { defaultOwnerId } from './owner-id.js';
 import type { VersionedRecord } from './record.js';
 import { backoffMs, type RetryOptions, resolveRetry } from './retry.js';
+import type { ScheduledTimer, Scheduler } from './scheduler.js';
 import type { LockStore } from './store.js';
 import {
   checkContext,
@@ -128,6 +128,10 @@ export class LockClient implements LockHost {
   /** Store work this client started and nobody awaits any more (pollers, late releases): close() waits for it. */
   private readonly inFlight = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
+  /** Clocks, timers and randomness of this client (the system's unless `clock.time` brings others). */
+  private get time(): Scheduler {
+    return this.engine.clock.time;
+  }
 
   constructor(options: LockClientOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -383,9 +387,9 @@ export class LockClient implements LockHost {
     if (waiters && next && waiters.turn.used) {
       // Local waiters had the key for a whole turn: give it back to the store, and keep our
       // poller away until other clients' pollers have had their chance to claim it.
-      const sentAt = performance.now();
+      const sentAt = this.time.monotonic();
       await this.engine.release(lock.lease, data);
-      waiters.turn.yieldedAfter(performance.now() - sentAt);
+      waiters.turn.yieldedAfter(this.time.monotonic() - sentAt);
       return;
     }
     if (!waiters || !next || !this.engine.handOver) {
@@ -455,7 +459,7 @@ export class LockClient implements LockHost {
       options.lockAtLeastMs === undefined ? undefined : checkDuration('lockAtLeastMs', options.lockAtLeastMs);
     const terms: LeaseTerms = { leaseMs, context };
     const request: { contender: Contender; settings: LockSettings; signal?: AbortSignal } = {
-      contender: { lockId: randomUUID(), terms },
+      contender: { lockId: this.time.randomId(), terms },
       settings: { leaseMs, heartbeatMs, onLost: options.onLost, lockAtLeastMs },
     };
     if (signal) request.signal = signal;
@@ -498,7 +502,7 @@ export class LockClient implements LockHost {
     signal?.throwIfAborted();
     const waiters = this.waitersFor(key);
     return new Promise<Lock<unknown>>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
+      let timer: ScheduledTimer | undefined;
       const onAbort = () =>
         settle(() => {
           this.report({ type: 'contended', key, reason: 'aborted', holder: this.holderSummary(key) });
@@ -507,7 +511,7 @@ export class LockClient implements LockHost {
       const settle = (finish: () => void) => {
         if (waiter.settled) return;
         waiter.settled = true;
-        clearTimeout(timer);
+        timer?.cancel();
         signal?.removeEventListener('abort', onAbort);
         waiters.remove(waiter);
         finish();
@@ -521,7 +525,7 @@ export class LockClient implements LockHost {
         reject: (error) => settle(() => reject(error)),
       };
       if (Number.isFinite(waitMs)) {
-        timer = setTimeout(
+        timer = this.time.setTimer(
           () =>
             settle(() => {
               const holder = this.holderSummary(key);
@@ -530,6 +534,7 @@ export class LockClient implements LockHost {
               reject(new LockTimeoutError(key, waitMs, holder, { cause: waiters.lastError }));
             }),
           waitMs,
+          { keepAlive: true },
         );
       }
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -576,7 +581,7 @@ export class LockClient implements LockHost {
           return;
         }
         waiters.lastError = error;
-        await waiters.nap(backoffMs(this.engine.retry, Math.min(attempt++, 8)));
+        await waiters.nap(backoffMs(this.engine.retry, Math.min(attempt++, 8), this.time.random));
         continue;
       }
       waiters.lastError = undefined;
@@ -589,7 +594,7 @@ export class LockClient implements LockHost {
       waiters.turn.end();
       this.reportWaiting(waiters);
       const untilClaimable = this.engine.msUntilClaimable(waiters.key, result.current);
-      let delay = pollDelay(attempt++, this.settings.pollMs);
+      let delay = pollDelay(attempt++, this.settings.pollMs, this.time.random);
       if (untilClaimable !== undefined) delay = Math.min(delay, untilClaimable + 1);
       await waiters.nap(delay);
     }
@@ -612,7 +617,7 @@ export class LockClient implements LockHost {
     if (!lock) {
       // Won too late to be trusted: the waiter keeps waiting (back in front if it was taken off),
       // as a new contender, so its next claim takes a new lease rather than adopting the stale one.
-      waiter.contender = { lockId: randomUUID(), terms: waiter.contender.terms };
+      waiter.contender = { lockId: this.time.randomId(), terms: waiter.contender.terms };
       if (!waiter.settled && !waiters.waiters.includes(waiter)) waiters.waiters.unshift(waiter);
       return;
     }
@@ -661,7 +666,11 @@ export class LockClient implements LockHost {
   private waitersFor(key: string): KeyWaiters {
     let waiters = this.keys.get(key);
     if (!waiters) {
-      waiters = new KeyWaiters(key, { turnMs: this.settings.localTurnMs, pollMs: this.settings.pollMs });
+      waiters = new KeyWaiters(
+        key,
+        { turnMs: this.settings.localTurnMs, pollMs: this.settings.pollMs },
+        this.time,
+      );
       this.keys.set(key, waiters);
     }
     return waiters;
@@ -716,9 +725,9 @@ function resolveHeartbeat(value: number | false | undefined, leaseMs: number, na
 }
 
 /** Poll gaps grow from 20 ms to `maxMs`, with jitter so contenders do not poll in step. */
-function pollDelay(attempt: number, maxMs: number): number {
+function pollDelay(attempt: number, maxMs: number, random: () => number): number {
   const ceiling = Math.min(maxMs, 20 * 2 ** attempt);
-  return Math.max(5, Math.round(ceiling * (0.5 + Math.random() * 0.5)));
+  return Math.max(5, Math.round(ceiling * (0.5 + random() * 0.5)));
 }
 
 function closedError(): LockStoreError {

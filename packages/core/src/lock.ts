@@ -2,6 +2,7 @@ import { LockError, LockLostError, LockNotHeldError, LockStoreError } from './er
 import { encodeHandle } from './handle.js';
 import type { LeaseEngine, LeaseState } from './lease-engine.js';
 import type { LockEventReport } from './lock-events.js';
+import type { ScheduledTimer, Scheduler } from './scheduler.js';
 import { checkDuration } from './validation.js';
 
 /** What a Lock needs from the client that made it. */
@@ -43,9 +44,9 @@ export class Lock<T = unknown> {
   private readonly abort = new AbortController();
   private state: 'held' | 'released' | 'lost' = 'held';
   private lostError: LockLostError | undefined;
-  private heartbeatTimer: NodeJS.Timeout | undefined;
-  private lossTimer: NodeJS.Timeout | undefined;
-  private releaseRetryTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: ScheduledTimer | undefined;
+  private lossTimer: ScheduledTimer | undefined;
+  private releaseRetryTimer: ScheduledTimer | undefined;
   private releaseRetries = 0;
   private writes: Promise<unknown> = Promise.resolve();
   private renewFailures = 0;
@@ -190,10 +191,14 @@ export class Lock<T = unknown> {
     }
   }
 
+  private get time(): Scheduler {
+    return this.host.engine.clock.time;
+  }
+
   private remainingMinimumHoldMs(): number {
     const { lockAtLeastMs } = this.settings;
     if (!lockAtLeastMs) return 0;
-    const elapsed = this.host.engine.clock.time.monotonic() - this.acquiredAtMonotonic;
+    const elapsed = this.time.monotonic() - this.acquiredAtMonotonic;
     return Math.max(0, lockAtLeastMs - elapsed);
   }
 
@@ -202,10 +207,10 @@ export class Lock<T = unknown> {
     const run = async () => {
       if (this.state === 'lost') throw this.lostError!;
       if (this.state === 'released') throw new LockNotHeldError(this.key, 'it was already released');
-      const started = performance.now();
+      const started = this.time.monotonic();
       try {
         await operation();
-        this.lastWriteMs = performance.now() - started;
+        this.lastWriteMs = this.time.monotonic() - started;
         this.renewFailures = 0;
         this.armTimers();
         this.host.report({
@@ -235,13 +240,13 @@ export class Lock<T = unknown> {
     if (this.state !== 'held') return;
     const { leaseMs } = this.settings;
     if (!Number.isFinite(leaseMs)) return; // fail-closed: nothing expires, nothing to renew
-    const now = this.host.engine.clock.time.monotonic();
+    const now = this.time.monotonic();
     const lossAt = this.lossAt(leaseMs);
     if (now >= lossAt) {
       this.markLost(new LockLostError(this.key, 'the lease ran out before a renewal could land'));
       return;
     }
-    this.lossTimer = setTimeout(() => {
+    this.lossTimer = this.time.setTimer(() => {
       this.markLost(
         new LockLostError(
           this.key,
@@ -249,14 +254,12 @@ export class Lock<T = unknown> {
         ),
       );
     }, lossAt - now);
-    this.lossTimer.unref();
     const beat = this.heartbeatDelay(leaseMs);
     if (beat !== undefined) {
-      this.heartbeatTimer = setTimeout(
+      this.heartbeatTimer = this.time.setTimer(
         () => void this.heartbeat(),
         Math.min(beat, Math.max(0, lossAt - now - 1)),
       );
-      this.heartbeatTimer.unref();
     }
   }
 
@@ -277,7 +280,7 @@ export class Lock<T = unknown> {
     if (this.state !== 'held') return;
     // Woken up past the point where the lease can be trusted (a long pause): whatever a
     // renewal would find, the code that ran meanwhile was not protected.
-    const now = this.host.engine.clock.time.monotonic();
+    const now = this.time.monotonic();
     const { leaseMs } = this.settings;
     if (now >= this.lossAt(leaseMs)) {
       this.markLost(
@@ -309,7 +312,7 @@ export class Lock<T = unknown> {
   /** Stops everything this lock does in the background: renewing, watching for loss, retrying a release. */
   private clearTimers(): void {
     this.clearLeaseTimers();
-    clearTimeout(this.releaseRetryTimer);
+    this.releaseRetryTimer?.cancel();
     this.releaseRetryTimer = undefined;
   }
 
@@ -318,8 +321,8 @@ export class Lock<T = unknown> {
    * renewal that lands meanwhile must not cancel it, or the lock would be renewed for ever.
    */
   private clearLeaseTimers(): void {
-    clearTimeout(this.heartbeatTimer);
-    clearTimeout(this.lossTimer);
+    this.heartbeatTimer?.cancel();
+    this.lossTimer?.cancel();
     this.heartbeatTimer = undefined;
     this.lossTimer = undefined;
   }
@@ -327,11 +330,10 @@ export class Lock<T = unknown> {
   /** Retries a failed release with growing pauses until it lands or the lease is lost; never keeps the process alive. */
   private scheduleReleaseRetry(data: { value: unknown } | undefined): void {
     const delay = Math.min(RELEASE_RETRY_LONGEST_MS, RELEASE_RETRY_FIRST_MS * 2 ** this.releaseRetries++);
-    this.releaseRetryTimer = setTimeout(() => {
+    this.releaseRetryTimer = this.time.setTimer(() => {
       this.releaseRetryTimer = undefined;
       void this.release(data ? { data: data.value as T } : {}).catch(() => undefined);
     }, delay);
-    this.releaseRetryTimer.unref();
   }
 }
 

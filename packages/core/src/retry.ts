@@ -1,4 +1,5 @@
 import { LockConfigError, LockStoreError } from './errors.js';
+import type { Scheduler } from './scheduler.js';
 import { sleep } from './sleep.js';
 
 export interface RetryOptions {
@@ -28,7 +29,7 @@ export function resolveRetry(options: RetryOptions | undefined): RetryPolicy {
 }
 
 /** Full-jitter exponential backoff: a random wait in [0, min(max, base * 2^attempt)]. */
-export function backoffMs(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
+export function backoffMs(policy: RetryPolicy, attempt: number, random: () => number): number {
   const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** attempt);
   return Math.max(1, Math.round(random() * ceiling));
 }
@@ -40,6 +41,7 @@ export function backoffMs(policy: RetryPolicy, attempt: number, random: () => nu
  */
 export async function withRetry<T>(
   policy: RetryPolicy,
+  scheduler: Scheduler,
   operation: () => Promise<T>,
   signal?: AbortSignal,
 ): Promise<T> {
@@ -49,7 +51,7 @@ export async function withRetry<T>(
     } catch (error) {
       const retryable = error instanceof LockStoreError && error.retryable && !error.maybeApplied;
       if (!retryable || attempt + 1 >= policy.attempts || signal?.aborted) throw error;
-      await sleep(backoffMs(policy, attempt), signal);
+      await sleep(scheduler, backoffMs(policy, attempt, scheduler.random), signal, { keepAlive: true });
     }
   }
 }

@@ -1,22 +1,32 @@
+import type { Scheduler } from './scheduler.js';
+
 /**
- * Sleeps `ms`, or until `signal` aborts (then rejects with the signal's reason). Waits that a
- * caller awaits keep the process alive; background work passes `unref: true` so it never does.
+ * Sleeps `ms` on `scheduler`, or until `signal` aborts (then rejects with the signal's reason).
+ * Waits that a caller awaits keep the process alive (`keepAlive: true`); background work never does.
  */
-export function sleep(ms: number, signal?: AbortSignal, options: { unref?: boolean } = {}): Promise<void> {
+export function sleep(
+  scheduler: Scheduler,
+  ms: number,
+  signal?: AbortSignal,
+  options: { keepAlive?: boolean } = {},
+): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
       return;
     }
     const onAbort = () => {
-      clearTimeout(timer);
+      timer.cancel();
       reject(signal?.reason);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    if (options.unref) timer.unref();
+    const timer = scheduler.setTimer(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      ms,
+      options,
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -1,5 +1,6 @@
 import type { DynamoDBClient, KeySchemaElement, TableDescription } from '@aws-sdk/client-dynamodb';
 import { LockConfigError, LockStoreError } from '../errors.js';
+import { systemScheduler } from '../scheduler.js';
 import { sleep } from '../sleep.js';
 import { describe } from '../validation.js';
 import { type AwsOperation, classifyAwsError, toLockStoreError } from './aws-errors.js';
@@ -96,7 +97,7 @@ export async function ensureLockTable(
         { retryable: true },
       );
     }
-    await sleep(POLL_MS);
+    await sleep(systemScheduler, POLL_MS, undefined, { keepAlive: true });
   }
 }
 
