@@ -46,10 +46,20 @@ export class LockTimeoutError extends LockError {
 /** The lease was lost: stolen, expired before a renewal landed, or renewal kept failing. */
 export class LockLostError extends LockError {
   readonly key: string;
+  /**
+   * True when the write that found the lock lost (an update, extend or release) may have been
+   * stored before the loss: its answer was lost. False means it was certainly not stored.
+   */
+  readonly maybeApplied: boolean;
 
-  constructor(key: string, why: string, options?: { cause?: unknown }) {
-    super('LOCK_LOST', `Lock "${key}" was lost: ${why}`, options);
+  constructor(key: string, why: string, options?: { cause?: unknown; maybeApplied?: boolean }) {
+    super(
+      'LOCK_LOST',
+      `Lock "${key}" was lost: ${why}`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.key = key;
+    this.maybeApplied = options?.maybeApplied ?? false;
   }
 }
 
@@ -93,14 +103,37 @@ export class LockStoreError extends LockError {
 /** A stored lock record could not be understood; it is never overwritten silently. */
 export class LockCorruptedError extends LockError {
   readonly key: string;
+  /** What is wrong with the record, in a few words. */
+  readonly reason: string;
+  /** The stored version of the unreadable record, when the store could tell: forceRelease replaces exactly that one. */
+  readonly version: string | undefined;
+  /** The highest fencing token still readable in the record, kept by forceRelease so tokens never go back. */
+  readonly tokenFloor: number | undefined;
 
-  constructor(key: string, why: string, options?: { cause?: unknown }) {
+  constructor(
+    key: string,
+    why: string,
+    options?: { cause?: unknown; version?: string | undefined; tokenFloor?: number | undefined },
+  ) {
     super(
       'LOCK_CORRUPTED',
-      `The stored record of lock "${key}" cannot be read (${why}). Latch will not overwrite it; inspect it and delete it by hand, or call forceRelease("${key}") to replace it.`,
-      options,
+      `The stored record of lock "${key}" cannot be read (${why}). Latch will not overwrite it on its own: inspect it, then call forceRelease("${key}"), which replaces it with a free record and keeps its fencing token when that is still readable. Do not delete it by hand: fencing tokens would start again at 1.`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
     );
     this.key = key;
+    this.reason = why;
+    this.version = options?.version;
+    this.tokenFloor = options?.tokenFloor;
+  }
+
+  /** The same error, naming the stored version (stores add it once they know it). */
+  withVersion(version: string | undefined): LockCorruptedError {
+    if (version === undefined || this.version !== undefined) return this;
+    return new LockCorruptedError(this.key, this.reason, {
+      cause: this.cause,
+      version,
+      tokenFloor: this.tokenFloor,
+    });
   }
 }
 

@@ -12,6 +12,8 @@ export interface KnownRecord {
   current: VersionedRecord | null;
   lastWriter: boolean;
   firstSeenAt: number;
+  /** Highest fencing token seen for the key, even if the record was deleted since. */
+  tokenFloor: number;
 }
 
 export class KnownRecords {
@@ -31,6 +33,7 @@ export class KnownRecords {
       current,
       lastWriter,
       firstSeenAt: sameVersion ? previous.firstSeenAt : seenAt,
+      tokenFloor: Math.max(previous?.tokenFloor ?? 0, current?.record.token ?? 0),
     };
     this.entries.delete(key);
     this.entries.set(key, entry);
@@ -39,6 +42,11 @@ export class KnownRecords {
       if (oldest !== undefined) this.entries.delete(oldest);
     }
     return entry;
+  }
+
+  /** The highest token this client has seen for `key` (0 when none): new tokens start above it. */
+  tokenFloor(key: string): number {
+    return this.entries.get(key)?.tokenFloor ?? 0;
   }
 
   forget(key: string): void {

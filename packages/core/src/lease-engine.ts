@@ -14,6 +14,10 @@ export interface Contender {
   terms: LeaseTerms;
   /** Monotonic time the first write of this series was sent (a conservative lease start). */
   firstSentAt?: number;
+  /** A write of this series had an unknown outcome: it may have landed, or may still land. */
+  unsure?: boolean;
+  /** Handed to the client's background settling once nobody waits for it any more. */
+  abandoned?: boolean;
 }
 
 /** A lease we hold, as of our last successful write. Mutated in place by renewals. */
@@ -68,6 +72,12 @@ export interface LeaseEngine {
     data?: { value: unknown },
     signal?: AbortSignal,
   ): Promise<LeaseState>;
+  /**
+   * Optional: makes sure an acquisition nobody waits for any more (a claim of unknown outcome,
+   * a lease lost while a write was in flight) does not keep the key: releases it if it landed,
+   * and fences off writes of it that may still land. True when it had to release something.
+   */
+  settleAbandoned?(key: string, contender: Contender, signal?: AbortSignal): Promise<boolean>;
   /** The lease the acquisition `lockId` holds now; LockNotHeldError when it ended. */
   leaseFromHandle(key: string, lockId: string): Promise<LeaseState>;
   /** Frees `key` whoever holds it; false when it was free. */

@@ -1,10 +1,17 @@
 import type { ResolvedClock } from './clock.js';
-import { holderName, LockConfigError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
+import {
+  holderName,
+  LockConfigError,
+  LockCorruptedError,
+  LockLostError,
+  LockNotHeldError,
+  LockStoreError,
+} from './errors.js';
 import { KnownRecords } from './known-records.js';
 import type { ClaimResult, Contender, LeaseEngine, LeaseState, LeaseTerms } from './lease-engine.js';
 import type { LeaseHolder, LockRecord, VersionedRecord } from './record.js';
 import { type RetryPolicy, withRetry } from './retry.js';
-import type { LockStore, WriteCondition } from './store.js';
+import type { ClaimRequest, LockStore, WriteCondition } from './store.js';
 import { checkJsonData } from './validation.js';
 
 /**
@@ -72,18 +79,41 @@ export class LeaseProtocol implements LeaseEngine {
     };
   }
 
+  /**
+   * Frees `key` whoever holds it, keeping its fencing token. A record that cannot be parsed is
+   * replaced by a free one whose token starts above whatever token is still readable in it or
+   * was seen here, so fencing never goes back. True when this call freed it.
+   */
   async forceRelease(key: string): Promise<boolean> {
+    const ours = new Set<string>();
     for (let attempt = 0; attempt < 5; attempt++) {
-      const current = await this.read(key);
-      if (!current?.record.holder) return false;
-      const record: LockRecord = {
-        token: current.record.token,
-        holder: null,
-        writeId: this.clock.time.randomId(),
-      };
-      if (current.record.data !== undefined) record.data = current.record.data;
-      const outcome = await this.store.write(key, record, { version: current.version });
-      if (outcome.ok) return true;
+      let current: VersionedRecord | null;
+      let version: string;
+      let token: number;
+      let data: unknown;
+      try {
+        current = await this.read(key);
+        if (!current?.record.holder) return current !== null && ours.has(current.record.writeId);
+        ({ version } = current);
+        token = Math.max(current.record.token, this.known.tokenFloor(key));
+        data = current.record.data;
+      } catch (error) {
+        if (!(error instanceof LockCorruptedError) || error.version === undefined) throw error;
+        version = error.version;
+        token = Math.max(error.tokenFloor ?? 0, this.known.tokenFloor(key));
+        data = undefined;
+      }
+      const record: LockRecord = { token, holder: null, writeId: this.clock.time.randomId() };
+      if (data !== undefined) record.data = data;
+      ours.add(record.writeId);
+      const written = await this.writeResolved(
+        key,
+        record,
+        { version },
+        (found) => ours.has(found.writeId),
+        undefined,
+      );
+      if (written.ok) return true;
     }
     throw new LockStoreError(`forceRelease("${key}") kept losing races with other writers; try again.`, {
       retryable: true,
@@ -142,7 +172,20 @@ export class LeaseProtocol implements LeaseEngine {
 
   /** One acquisition attempt: at most a few requests, never waits. */
   async claim(key: string, contender: Contender, signal?: AbortSignal): Promise<ClaimResult> {
-    if (this.store.claim) return this.claimInOneRequest(key, contender, signal);
+    // The one-request claim's condition is a state, not a version: a request of it that lands
+    // late may still apply much later. Fail-closed locks never expire, so they claim by version.
+    if (this.store.claim && Number.isFinite(contender.terms.leaseMs)) {
+      return this.claimInOneRequest(key, contender, signal);
+    }
+    return this.claimByVersion(key, contender, signal);
+  }
+
+  /** A claim as read + conditional write: what every store can do, and the only kind a later write of ours can fence off. */
+  private async claimByVersion(
+    key: string,
+    contender: Contender,
+    signal?: AbortSignal,
+  ): Promise<ClaimResult> {
     const known = this.known.get(key);
     // Which request to start with: create when we have never seen the key (fresh keys are the
     // common case), replace when our own write is the last we know of, otherwise read first.
@@ -157,11 +200,11 @@ export class LeaseProtocol implements LeaseEngine {
       if (!this.isClaimable(key, current)) return { lease: null, current };
       const holder = this.newHolder(contender.lockId, contender.terms);
       const record: LockRecord = {
-        token: (current?.record.token ?? 0) + 1,
+        token: this.nextToken(key, current),
         holder,
         writeId: this.clock.time.randomId(),
       };
-      if (current?.record.data !== undefined) record.data = current.record.data;
+      keepUnknownFields(record, current?.record);
       const condition: WriteCondition = current === null ? { absent: true } : { version: current.version };
       const sentAt = this.clock.time.monotonic();
       contender.firstSentAt ??= sentAt;
@@ -198,13 +241,15 @@ export class LeaseProtocol implements LeaseEngine {
       writeId: this.clock.time.randomId(),
     };
     const seen = this.known.get(key);
-    const request =
+    const tokenFloor = this.known.tokenFloor(key);
+    const request: ClaimRequest =
       this.clock.mode === 'trusted'
         ? { record, expiredBefore: this.clock.time.now() - this.clock.toleranceMs }
         : {
             record,
             version: seen?.current && this.isClaimable(key, seen.current) ? seen.current.version : undefined,
           };
+    if (tokenFloor > 0) request.tokenFloor = tokenFloor;
     const sentAt = this.clock.time.monotonic();
     contender.firstSentAt ??= sentAt;
     let outcome: Awaited<ReturnType<NonNullable<LockStore['claim']>>>;
@@ -212,10 +257,11 @@ export class LeaseProtocol implements LeaseEngine {
       outcome = await withRetry(this.retry, this.clock.time, () => claim(key, request), signal);
     } catch (error) {
       if (!(error instanceof LockStoreError && error.maybeApplied)) throw error;
-      const current = await this.read(key, signal);
+      const current = await this.readAfterUnknownOutcome(key, error, signal);
       if (current?.record.holder?.lockId === contender.lockId)
         return { lease: this.adopt(key, current, contender) };
-      return { lease: null, current };
+      // Not there now, but a request whose condition is a state may still land later: unknown.
+      throw stillUnknown(key, error);
     }
     if (outcome.ok) {
       return {
@@ -226,6 +272,12 @@ export class LeaseProtocol implements LeaseEngine {
     if (outcome.current?.record.holder?.lockId === contender.lockId) {
       return { lease: this.adopt(key, outcome.current, contender) };
     }
+    // A record older than a token this client saw (deleted and created again): claim by
+    // version so the token goes on from the floor instead of back.
+    if ((outcome.current?.record.token ?? 0) < tokenFloor && this.isClaimable(key, outcome.current)) {
+      return this.claimByVersion(key, contender, signal);
+    }
+    if (outcome.maybeApplied) throw stillUnknown(key);
     return { lease: null, current: outcome.current };
   }
 
@@ -236,35 +288,45 @@ export class LeaseProtocol implements LeaseEngine {
     data?: { value: unknown },
     signal?: AbortSignal,
   ): Promise<void> {
-    const now = this.clock.time.now();
-    const holder = lease.record.holder!;
     const finite = Number.isFinite(leaseMs);
-    const record: LockRecord = {
-      ...lease.record,
-      holder: {
-        ...holder,
-        renewedAt: now,
-        leaseMs: finite ? leaseMs : null,
-        expiresAt: finite ? now + leaseMs : null,
+    let sentAt = 0;
+    await this.writeOwn(
+      lease,
+      (base) => {
+        const now = this.clock.time.now();
+        sentAt = this.clock.time.monotonic();
+        const record: LockRecord = {
+          ...base,
+          holder: {
+            ...base.holder!,
+            renewedAt: now,
+            leaseMs: finite ? leaseMs : null,
+            expiresAt: finite ? now + leaseMs : null,
+          },
+          writeId: this.clock.time.randomId(),
+        };
+        if (data) record.data = data.value;
+        return record;
       },
-      writeId: this.clock.time.randomId(),
-    };
-    if (data) record.data = data.value;
-    const sentAt = this.clock.time.monotonic();
-    await this.writeOwn(lease, record, signal);
+      signal,
+    );
     lease.sentAt = sentAt;
   }
 
   /** Frees the lock, keeping the record (and its fencing token) so tokens never go back. */
   async release(lease: LeaseState, data?: { value: unknown }, signal?: AbortSignal): Promise<void> {
-    const record: LockRecord = {
-      token: lease.record.token,
-      holder: null,
-      writeId: this.clock.time.randomId(),
-    };
-    const kept = data ? data.value : lease.record.data;
-    if (kept !== undefined) record.data = kept;
-    await this.writeOwn(lease, record, signal);
+    await this.writeOwn(
+      lease,
+      (base) => {
+        const { holder: _holder, ...rest } = base;
+        const record: LockRecord = { ...rest, holder: null, writeId: this.clock.time.randomId() };
+        if (data) record.data = data.value;
+        return record;
+      },
+      signal,
+      // An earlier attempt of ours that freed the record already did what this one wants.
+      (found) => found.holder === null,
+    );
   }
 
   /** Releases our lease straight to `next` in one conditional write (token + 1). */
@@ -274,23 +336,66 @@ export class LeaseProtocol implements LeaseEngine {
     data?: { value: unknown },
     signal?: AbortSignal,
   ): Promise<LeaseState> {
-    const holder = this.newHolder(next.lockId, next.terms);
-    const record: LockRecord = { token: lease.record.token + 1, holder, writeId: this.clock.time.randomId() };
-    const kept = data ? data.value : lease.record.data;
-    if (kept !== undefined) record.data = kept;
+    // The write below names `next` as holder: should it land unseen, the waiter may adopt it
+    // later, and must then count its lease from this send, not from the adoption.
     const sentAt = this.clock.time.monotonic();
-    await this.writeOwn(lease, record, signal);
-    return this.ownLease(lease.key, next.lockId, lease.version, record, sentAt, record.writeId);
+    next.firstSentAt ??= sentAt;
+    const { record, earlier } = await this.writeOwn(
+      lease,
+      (base) => {
+        const record: LockRecord = {
+          ...base,
+          token: base.token + 1,
+          holder: this.newHolder(next.lockId, next.terms),
+          writeId: this.clock.time.randomId(),
+        };
+        if (data) record.data = data.value;
+        return record;
+      },
+      signal,
+      (found) => found.holder?.lockId === next.lockId,
+    );
+    // Landed from an earlier attempt: its lease counts from that attempt's send at the latest.
+    const leaseStart = earlier ? Math.min(sentAt, next.firstSentAt) : sentAt;
+    return this.ownLease(lease.key, next.lockId, lease.version, record, leaseStart, record.writeId);
   }
 
   /**
-   * Writes a successor of our lease record. On a conflict, a record still carrying one of our
-   * own write ids (a late-landing earlier write) is adopted and the write tried again; any
-   * other record means the lease is gone.
+   * Gives back whatever an acquisition nobody waits for any more may hold: a claim whose
+   * outcome was unknown, or a lease lost while a write of it was in flight. It claims the key
+   * by version with the same lock id (adopting the lease if one of its writes landed) and
+   * releases it. Once that claim is answered, no earlier write of the acquisition can land
+   * any more: each was conditional on a version that has moved on.
    */
-  private async writeOwn(lease: LeaseState, record: LockRecord, signal?: AbortSignal): Promise<void> {
-    lease.writeIds.add(record.writeId);
+  async settleAbandoned(key: string, contender: Contender, signal?: AbortSignal): Promise<boolean> {
+    const result = await this.claimByVersion(
+      key,
+      { lockId: contender.lockId, terms: contender.terms },
+      signal,
+    );
+    if (!result.lease) return false;
+    await this.release(result.lease, undefined, signal);
+    return true;
+  }
+
+  /**
+   * Writes a successor of our lease record, built by `build` from the record as we last know
+   * it. On a conflict, a record that carries one of our own write ids is an earlier write of
+   * ours that landed unseen: when `done` says it already did what this write wants, that is
+   * the result; otherwise, if it still names our lease, it is adopted and the successor built
+   * again from it (so data it stored is kept). Any other record means the lease is gone.
+   */
+  private async writeOwn(
+    lease: LeaseState,
+    build: (base: LockRecord) => LockRecord,
+    signal?: AbortSignal,
+    done?: (found: LockRecord) => boolean,
+  ): Promise<{ record: LockRecord; earlier: boolean }> {
+    let unsure = false;
     for (let attempt = 0; attempt < 3; attempt++) {
+      const record = build(lease.record);
+      lease.writeIds.add(record.writeId);
+      this.trimWriteIds(lease);
       const written = await this.writeResolved(
         lease.key,
         record,
@@ -301,19 +406,25 @@ export class LeaseProtocol implements LeaseEngine {
       if (written.ok) {
         lease.version = written.version;
         lease.record = record;
-        this.trimWriteIds(lease);
-        return;
+        return { record, earlier: false };
       }
+      unsure ||= written.unsure === true;
       const current = written.current === undefined ? await this.read(lease.key, signal) : written.current;
-      const ours =
-        current &&
-        current.record.holder?.lockId === lease.lockId &&
-        lease.writeIds.has(current.record.writeId);
-      if (!ours) throw new LockLostError(lease.key, describeLoss(current));
+      const ourWrite = current !== null && lease.writeIds.has(current.record.writeId);
+      if (ourWrite && done?.(current.record)) {
+        lease.version = current.version;
+        lease.record = current.record;
+        return { record: current.record, earlier: true };
+      }
+      if (!ourWrite || current.record.holder?.lockId !== lease.lockId) {
+        throw new LockLostError(lease.key, describeLoss(current, ourWrite), { maybeApplied: unsure });
+      }
       lease.version = current.version;
       lease.record = current.record;
     }
-    throw new LockLostError(lease.key, 'the record kept changing under our own writes');
+    throw new LockLostError(lease.key, 'the record kept changing under our own writes', {
+      maybeApplied: unsure,
+    });
   }
 
   /** Takes over a lease whose record names our lockId (a write of ours landed after all). */
@@ -340,15 +451,22 @@ export class LeaseProtocol implements LeaseEngine {
     return { key, lockId, version, record, sentAt, writeIds: new Set([writeId]) };
   }
 
-  /** Conditional write with retries; an ambiguous failure is settled by reading the record back. */
+  /**
+   * Conditional write with retries; an ambiguous failure is settled by reading the record back.
+   * `unsure` on a failure: the write may have landed before the record moved on (it cannot
+   * land any more). When the record has not moved, the write may still land later: that stays
+   * an unknown outcome (a LockStoreError with maybeApplied), never a "not applied".
+   */
   private async writeResolved(
     key: string,
     record: LockRecord,
     condition: WriteCondition,
     isOurs: (found: LockRecord) => boolean,
     signal?: AbortSignal,
-  ): Promise<{ ok: true; version: string } | { ok: false; current?: VersionedRecord | null }> {
-    let unsure: unknown;
+  ): Promise<
+    { ok: true; version: string } | { ok: false; current?: VersionedRecord | null; unsure?: boolean }
+  > {
+    let unsure: LockStoreError | undefined;
     try {
       const outcome = await withRetry(
         this.retry,
@@ -370,16 +488,34 @@ export class LeaseProtocol implements LeaseEngine {
       unsure = error;
     }
     // The request may or may not have been applied: look at the record to know.
-    const current = await this.read(key, signal);
+    const current = await this.readAfterUnknownOutcome(key, unsure, signal);
     if (current && isOurs(current.record)) {
       this.known.remember(key, current, true, this.clock.time.monotonic());
       return { ok: true, version: current.version };
     }
     const unchanged =
       'absent' in condition ? current === null : current !== null && current.version === condition.version;
-    // Nothing moved: the write was simply not applied. Report the failure itself, not a conflict.
-    if (unchanged && unsure) throw unsure;
-    return { ok: false, current };
+    if (unchanged) throw stillUnknown(key, unsure);
+    return { ok: false, current, unsure: true };
+  }
+
+  /** Reads after a write of unknown outcome; a failed read leaves the outcome unknown, and says so. */
+  private async readAfterUnknownOutcome(
+    key: string,
+    unsure: LockStoreError | undefined,
+    signal?: AbortSignal,
+  ): Promise<VersionedRecord | null> {
+    try {
+      return await this.read(key, signal);
+    } catch (error) {
+      if (error instanceof LockCorruptedError) throw error;
+      throw stillUnknown(key, unsure ?? error, error);
+    }
+  }
+
+  /** The token a new acquisition takes: above the record's and above any this client has seen for the key. */
+  private nextToken(key: string, current: VersionedRecord | null): number {
+    return Math.max(current?.record.token ?? 0, this.known.tokenFloor(key)) + 1;
   }
 
   private trimWriteIds(lease: LeaseState): void {
@@ -389,9 +525,28 @@ export class LeaseProtocol implements LeaseEngine {
   }
 }
 
-function describeLoss(current: VersionedRecord | null): string {
+function describeLoss(current: VersionedRecord | null, ourWrite: boolean): string {
   if (!current) return 'its record was deleted';
   const holder = current.record.holder;
-  if (!holder) return 'it was released by someone else (forceRelease or an expired takeover and release)';
+  if (ourWrite) return 'an earlier write of this lock landed unseen and gave it away';
+  if (!holder)
+    return 'it was released by someone else (forceRelease, a release by handle, or an expired takeover and release)';
   return `it is now held by ${holderName(holder)}`;
+}
+
+/** A write whose outcome stays unknown: it may have been applied, or may still be. */
+function stillUnknown(key: string, cause?: unknown, readError?: unknown): LockStoreError {
+  const why = readError
+    ? 'and reading the record back failed too'
+    : 'and the record shows no sign of it yet, so it may still land';
+  return new LockStoreError(
+    `A write to lock "${key}" may or may not have been applied (${cause instanceof Error ? cause.message : 'no answer'}) ${why}. Latch treats the outcome as unknown and acts on the safe side.`,
+    { cause: readError ?? cause, retryable: true, maybeApplied: true },
+  );
+}
+
+/** Keeps what a new record inherits from the one it replaces: data and fields a newer Latch wrote. */
+function keepUnknownFields(record: LockRecord, previous: LockRecord | undefined): void {
+  if (previous?.data !== undefined) record.data = previous.data;
+  if (previous?.extensions !== undefined) record.extensions = previous.extensions;
 }

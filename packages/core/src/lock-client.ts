@@ -27,6 +27,7 @@ import { defaultOwnerId } from './owner-id.js';
 import type { VersionedRecord } from './record.js';
 import { backoffMs, type RetryOptions, resolveRetry } from './retry.js';
 import type { ScheduledTimer, Scheduler } from './scheduler.js';
+import { sleep } from './sleep.js';
 import type { LockStore } from './store.js';
 import {
   checkContext,
@@ -131,6 +132,11 @@ export class LockClient implements LockHost {
   /** Clocks, timers and randomness of this client (the system's unless `clock.time` brings others). */
   private get time(): Scheduler {
     return this.engine.clock.time;
+  }
+
+  /** How often a lock nothing renews reads its record to learn it was taken away. */
+  private get verifyMs(): number {
+    return VERIFY_POLLS * this.settings.pollMs;
   }
 
   constructor(options: LockClientOptions) {
@@ -288,6 +294,7 @@ export class LockClient implements LockHost {
             'heartbeatMs',
           ),
           onLost: options.onLost,
+          verifyMs: this.verifyMs,
         };
         // Renew at once: our clock starts now, and the record's version moves away from the old process.
         await this.engine.renew(lease, leaseMs);
@@ -403,10 +410,40 @@ export class LockClient implements LockHost {
     try {
       lease = await this.engine.handOver(lock.lease, next.contender, data);
     } catch (error) {
-      waiters.waiters.unshift(next);
+      if (isUnknownOutcome(error)) next.contender.unsure = true;
+      if (!next.settled) waiters.waiters.unshift(next);
+      else if (next.contender.unsure) this.settleAbandoned(lock.key, next.contender);
       throw error;
     }
     this.deliver(waiters, next, lease, lock);
+  }
+
+  /**
+   * @internal Makes sure an acquisition nobody waits for does not keep `key`: in the background,
+   * tracked so that close() waits for it, retried while the store fails (a bounded number of
+   * times once the client is closing).
+   */
+  settleAbandoned(key: string, contender: Contender): void {
+    const settle = this.engine.settleAbandoned?.bind(this.engine);
+    if (!settle || contender.abandoned) return;
+    contender.abandoned = true;
+    contender.unsure = false;
+    const run = async () => {
+      for (let attempt = 0, afterClose = 0; ; attempt++) {
+        try {
+          await settle(key, contender);
+          return;
+        } catch (error) {
+          const retryable = error instanceof LockStoreError && error.retryable;
+          if (!retryable || (this.closing && afterClose++ >= this.engine.retry.attempts)) {
+            this.report({ type: 'unsettled', key, error });
+            return;
+          }
+          await sleep(this.time, backoffMs(this.engine.retry, Math.min(attempt, 8), this.time.random));
+        }
+      }
+    };
+    void this.track(run());
   }
 
   /** @internal */
@@ -460,7 +497,7 @@ export class LockClient implements LockHost {
     const terms: LeaseTerms = { leaseMs, context };
     const request: { contender: Contender; settings: LockSettings; signal?: AbortSignal } = {
       contender: { lockId: this.time.randomId(), terms },
-      settings: { leaseMs, heartbeatMs, onLost: options.onLost, lockAtLeastMs },
+      settings: { leaseMs, heartbeatMs, onLost: options.onLost, lockAtLeastMs, verifyMs: this.verifyMs },
     };
     if (signal) request.signal = signal;
     return request;
@@ -480,7 +517,14 @@ export class LockClient implements LockHost {
     const waiters = this.keys.get(key);
     // Held or queued here: no request needed.
     if (waiters && (waiters.holder || waiters.head())) return { holder: this.holderSummary(key) };
-    const result = await this.engine.claim(key, request.contender);
+    let result: ClaimResult;
+    try {
+      result = await this.engine.claim(key, request.contender);
+    } catch (error) {
+      // Nobody will try this claim again: if it landed (or lands later), give it back.
+      if (isUnknownOutcome(error)) this.settleAbandoned(key, request.contender);
+      throw error;
+    }
     if (!result.lease) {
       const seen = this.waitersFor(key);
       seen.lastSeen = result.current;
@@ -490,6 +534,7 @@ export class LockClient implements LockHost {
       return { holder };
     }
     const lock = this.adoptLock(result.lease, request.settings);
+    if (!lock) this.settleAbandoned(key, request.contender); // won too late to trust: give it back
     return lock ? { lock } : { holder: undefined };
   }
 
@@ -515,13 +560,17 @@ export class LockClient implements LockHost {
         signal?.removeEventListener('abort', onAbort);
         waiters.remove(waiter);
         finish();
+        if (waiter.contender.unsure) this.settleAbandoned(key, waiter.contender);
         waiters.wake();
       };
       const waiter: Waiter = {
         contender: request.contender,
         settings: request.settings,
         settled: false,
-        resolve: (lock) => settle(() => resolve(lock)),
+        resolve: (lock) => {
+          waiter.contender.unsure = false; // it landed: nothing left to settle
+          settle(() => resolve(lock));
+        },
         reject: (error) => settle(() => reject(error)),
       };
       if (Number.isFinite(waitMs)) {
@@ -576,6 +625,12 @@ export class LockClient implements LockHost {
       try {
         result = await this.engine.claim(waiters.key, head.contender);
       } catch (error) {
+        if (isUnknownOutcome(error)) {
+          // The next claim for this waiter settles it (adopts it, or fences it off by version);
+          // if the waiter has gone meanwhile, settling happens in the background.
+          head.contender.unsure = true;
+          if (head.settled) this.settleAbandoned(waiters.key, head.contender);
+        }
         if (error instanceof LockError && !(error instanceof LockStoreError && error.retryable)) {
           for (const waiter of [...waiters.waiters]) waiter.reject(error);
           return;
@@ -615,10 +670,16 @@ export class LockClient implements LockHost {
   private deliver(waiters: KeyWaiters, waiter: Waiter, lease: LeaseState, previous?: Lock<unknown>): void {
     const lock = this.holdLock(waiters, lease, waiter.settings, previous);
     if (!lock) {
-      // Won too late to be trusted: the waiter keeps waiting (back in front if it was taken off),
-      // as a new contender, so its next claim takes a new lease rather than adopting the stale one.
+      // Won too late to be trusted: the stale lease is given back in the background, and the
+      // waiter keeps waiting (back in front if it was taken off) as a new contender, so its
+      // next claim takes a new lease rather than adopting the stale one. The key's entry may
+      // have been dropped meanwhile: the waiter goes into the current one, and it is polled.
+      this.settleAbandoned(waiters.key, waiter.contender);
       waiter.contender = { lockId: this.time.randomId(), terms: waiter.contender.terms };
-      if (!waiter.settled && !waiters.waiters.includes(waiter)) waiters.waiters.unshift(waiter);
+      if (waiter.settled) return;
+      const current = this.waitersFor(waiters.key);
+      if (!current.waiters.includes(waiter)) current.waiters.unshift(waiter);
+      this.ensurePolling(current);
       return;
     }
     if (!waiter.settled) {
@@ -728,6 +789,13 @@ function resolveHeartbeat(value: number | false | undefined, leaseMs: number, na
 function pollDelay(attempt: number, maxMs: number, random: () => number): number {
   const ceiling = Math.min(maxMs, 20 * 2 ** attempt);
   return Math.max(5, Math.round(ceiling * (0.5 + random() * 0.5)));
+}
+
+/** A lock nothing renews reads its record every this many poll intervals. */
+const VERIFY_POLLS = 5;
+
+function isUnknownOutcome(error: unknown): boolean {
+  return error instanceof LockStoreError && error.maybeApplied;
 }
 
 function closedError(): LockStoreError {

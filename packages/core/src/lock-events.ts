@@ -26,6 +26,12 @@ export type LockEvent =
   /** An `acquire` started waiting; `holder` is who held the key when last seen, if known. */
   | (LockEventBase & { type: 'waiting'; holder?: HolderSummary | undefined })
   /**
+   * An acquisition nobody waits for any more (a claim whose outcome was unknown, a lease lost
+   * while a write was in flight) could not be settled: the store kept failing. A finite lease
+   * still runs out by itself; a fail-closed one needs forceRelease.
+   */
+  | (LockEventBase & { type: 'unsettled'; error: unknown })
+  /**
    * An attempt ended without the lock: `tryAcquire` found it held ('busy'), `acquire` ran out
    * of `waitMs` ('timeout'), or its signal aborted the wait ('aborted').
    */

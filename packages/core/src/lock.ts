@@ -1,6 +1,6 @@
 import { LockError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
 import { encodeHandle } from './handle.js';
-import type { LeaseEngine, LeaseState } from './lease-engine.js';
+import type { Contender, LeaseEngine, LeaseState } from './lease-engine.js';
 import type { LockEventReport } from './lock-events.js';
 import type { ScheduledTimer, Scheduler } from './scheduler.js';
 import { checkDuration } from './validation.js';
@@ -16,6 +16,11 @@ export interface LockHost {
   lockEnded(lock: Lock<unknown>): void;
   /** Passes an event to the client's `onEvent` listener, stamping owner and time. */
   report(event: LockEventReport): void;
+  /**
+   * The lock ended while a write of it had an unknown outcome: make sure the record does not
+   * stay held by it (release it if the write landed), in the background.
+   */
+  settleAbandoned(key: string, contender: Contender): void;
 }
 
 export interface LockSettings {
@@ -25,7 +30,20 @@ export interface LockSettings {
   onLost?: ((error: LockLostError) => void) | undefined;
   /** Keep the lock held until at least this long after acquiring, even if released sooner. */
   lockAtLeastMs?: number | undefined;
+  /**
+   * For locks that are never renewed (fail-closed, or heartbeatMs: false): how often to read
+   * the record, so that a lock taken away (forceRelease, release by handle) aborts its signal.
+   */
+  verifyMs: number;
 }
+
+/**
+ * - held: ours, and we can be sure of it.
+ * - releasing: the caller asked to release and the outcome is not known yet (the release is
+ *   retried in the background); no longer "held" for the caller.
+ * - released / lost: ended.
+ */
+type LockState = 'held' | 'releasing' | 'released' | 'lost';
 
 /**
  * A held lock. Its lease is renewed in the background (never keeping the process alive);
@@ -38,20 +56,27 @@ export class Lock<T = unknown> {
   readonly fencingToken: number;
   /** Lets another process or client release or resume this lock (`locks.release(key, handle)`, `locks.resume(handle)`). */
   readonly handle: string;
-  /** Aborts (reason: LockLostError) when the lease is lost. Not aborted by a normal release. */
-  readonly signal: AbortSignal;
 
   private readonly abort = new AbortController();
-  private state: 'held' | 'released' | 'lost' = 'held';
+  private state: LockState = 'held';
   private lostError: LockLostError | undefined;
   private heartbeatTimer: ScheduledTimer | undefined;
   private lossTimer: ScheduledTimer | undefined;
+  private verifyTimer: ScheduledTimer | undefined;
   private releaseRetryTimer: ScheduledTimer | undefined;
   private releaseRetries = 0;
   private writes: Promise<unknown> = Promise.resolve();
   private renewFailures = 0;
-  private lastWriteMs = 0;
   private readonly acquiredAtMonotonic: number;
+  /**
+   * Monotonic time from which this holder no longer trusts its lease. After a write of unknown
+   * outcome it is the earlier of the deadlines the store may now hold.
+   */
+  private deadline: number;
+  /** Writes sent and not yet answered. */
+  private writesInFlight = 0;
+  /** A write's outcome is unknown and no later write has settled it. */
+  private unsure = false;
 
   /** @internal */
   constructor(
@@ -68,9 +93,19 @@ export class Lock<T = unknown> {
       owner: this.owner,
       fencingToken: this.fencingToken,
     });
-    this.signal = this.abort.signal;
     this.acquiredAtMonotonic = lease.sentAt;
+    this.deadline = lossDeadline(lease.sentAt, settings.leaseMs, 0);
     this.armTimers();
+  }
+
+  /**
+   * Aborts (reason: LockLostError) when the lease is lost. Not aborted by a normal release.
+   * Reading it past the lease's end marks the lock lost first: a process that was paused
+   * learns it on its first look, before its timers run.
+   */
+  get signal(): AbortSignal {
+    this.checkDeadline();
+    return this.abort.signal;
   }
 
   /** JSON data stored in the lock record (kept across releases). */
@@ -93,8 +128,9 @@ export class Lock<T = unknown> {
     return this.lease.record.holder?.context;
   }
 
-  /** True until released or lost. */
+  /** True until released or lost; checks the lease's end on every read, like `signal`. */
   get isHeld(): boolean {
+    this.checkDeadline();
     return this.state === 'held';
   }
 
@@ -102,7 +138,7 @@ export class Lock<T = unknown> {
   async extend(ms: number): Promise<void> {
     const leaseMs = checkDuration('extend(ms)', ms, { allowInfinity: true });
     this.host.engine.checkLeaseMs(leaseMs);
-    await this.write(async () => {
+    await this.write(leaseMs, async () => {
       await this.host.engine.renew(this.lease, leaseMs);
       this.settings = { ...this.settings, leaseMs };
     });
@@ -110,22 +146,28 @@ export class Lock<T = unknown> {
 
   /** Stores `data` in the lock record without unlocking (also renews the lease). */
   async update(data: T): Promise<void> {
+    this.checkDeadline();
     if (this.state === 'lost') throw this.lostError!; // a lost lock says so before anything else
     this.host.checkData(data, this.lease);
-    await this.write(() => this.host.engine.renew(this.lease, this.settings.leaseMs, { value: data }));
+    await this.write(this.settings.leaseMs, () =>
+      this.host.engine.renew(this.lease, this.settings.leaseMs, { value: data }),
+    );
   }
 
   /**
    * Releases the lock, storing `data` when given. Resolves once the store has it; throws
    * LockLostError if the lease was lost first (then nothing was written). Calling it again
-   * after a release does nothing.
+   * after a release does nothing. When it throws a store error, the release is retried in the
+   * background; `isHeld` is false from then on unless the store certainly refused it.
    */
   async release(options: { data?: T } = {}): Promise<void> {
     const withData = 'data' in options ? { value: options.data } : undefined;
     if (withData) this.host.checkData(withData.value, this.lease);
+    this.checkDeadline();
     if (this.state === 'released') return;
     if (this.state === 'lost') throw this.lostError!;
-    this.clearTimers();
+    this.releaseRetryTimer?.cancel();
+    this.releaseRetryTimer = undefined;
     await this.afterWrites(() => this.finishRelease(withData));
   }
 
@@ -140,7 +182,7 @@ export class Lock<T = unknown> {
 
   /** @internal Ends the lock as lost: aborts `signal`, calls onLost. */
   markLost(error: LockLostError): void {
-    if (this.state !== 'held') return;
+    if (this.state === 'released' || this.state === 'lost') return;
     this.state = 'lost';
     this.lostError = error;
     this.clearTimers();
@@ -152,24 +194,56 @@ export class Lock<T = unknown> {
       // a throwing hook must not break the client
     }
     this.host.lockEnded(this as Lock<unknown>);
+    // Lost by the clock while a write may still land (or may have landed): once every write
+    // is answered, the client makes sure the record does not stay held by this lock.
+    if (this.writesInFlight > 0 || this.unsure) {
+      void this.afterWrites(async () => {
+        if (this.unsure || this.landedAfterLoss) this.host.settleAbandoned(this.key, this.contender());
+      });
+    }
   }
 
   /** @internal Ends the lock as released (by us or handed over). */
   markReleased(): void {
-    if (this.state !== 'held') return;
+    if (this.state === 'released' || this.state === 'lost') return;
     this.state = 'released';
     this.clearTimers();
     this.host.report({ type: 'released', key: this.key, fencingToken: this.fencingToken });
     this.host.lockEnded(this as Lock<unknown>);
   }
 
+  /** A write of this lock was stored after the lock was marked lost. */
+  private landedAfterLoss = false;
+
+  private contender(): Contender {
+    return {
+      lockId: this.lease.lockId,
+      terms: { leaseMs: this.settings.leaseMs, context: this.context },
+    };
+  }
+
+  /** Past the deadline: the lease can no longer be trusted, whatever a timer would say later. */
+  private checkDeadline(): void {
+    if (this.state !== 'held' && this.state !== 'releasing') return;
+    if (this.time.monotonic() < this.deadline) return;
+    this.markLost(
+      new LockLostError(
+        this.key,
+        'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)',
+      ),
+    );
+  }
+
   private async finishRelease(data: { value: unknown } | undefined): Promise<void> {
-    if (this.state !== 'held') {
-      if (this.state === 'lost') throw this.lostError!;
-      return;
-    }
+    this.checkDeadline();
+    if (this.state === 'lost') throw this.lostError!;
+    if (this.state === 'released') return;
+    this.state = 'releasing';
+    this.clearLeaseTimers();
+    const holdMs = this.remainingMinimumHoldMs();
+    const sentAt = this.time.monotonic();
+    this.writesInFlight++;
     try {
-      const holdMs = this.remainingMinimumHoldMs();
       if (holdMs > 0) {
         // lockAtLeastMs: instead of freeing, shorten the lease to end at the minimum hold
         // and stop renewing; it then expires by itself (a late cron on another replica finds it held).
@@ -177,17 +251,27 @@ export class Lock<T = unknown> {
       } else {
         await this.host.releaseLease(this as Lock<unknown>, data);
       }
+      this.unsure = false;
       this.markReleased();
     } catch (error) {
       if (error instanceof LockLostError) {
         this.markLost(error);
-      } else if (this.state === 'held') {
-        // Still ours: keep the lease renewed, and retry the release in the background so a
-        // caller that cannot wait (a finished HTTP response, withLock after a throw) leaks nothing.
+      } else if (this.state === 'releasing') {
+        if (isUnknownOutcome(error)) {
+          // The store may now hold a free record or the shortened lease: trust the earlier end.
+          this.unsure = true;
+          if (holdMs > 0) this.deadline = Math.min(this.deadline, lossDeadline(sentAt, holdMs, 0));
+        } else {
+          this.state = 'held'; // certainly not applied: still ours, and we know it
+        }
+        // Keep the lease renewed, and retry the release in the background so a caller that
+        // cannot wait (a finished HTTP response, withLock after a throw) leaks nothing.
         this.armTimers();
         this.scheduleReleaseRetry(data);
       }
       throw error;
+    } finally {
+      this.writesInFlight--;
     }
   }
 
@@ -202,16 +286,27 @@ export class Lock<T = unknown> {
     return Math.max(0, lockAtLeastMs - elapsed);
   }
 
-  /** Serialises writes to the record (renewals, updates, release) so each names the latest version. */
-  private write(operation: () => Promise<void>): Promise<void> {
+  /**
+   * Serialises writes to the record (renewals, updates) so each names the latest version.
+   * `leaseMs` is the lease the write asks for: on success the deadline counts from its send;
+   * on an unknown outcome the earlier of the old deadline and that one is kept.
+   */
+  private write(leaseMs: number, operation: () => Promise<void>): Promise<void> {
     const run = async () => {
+      this.checkDeadline();
       if (this.state === 'lost') throw this.lostError!;
       if (this.state === 'released') throw new LockNotHeldError(this.key, 'it was already released');
       const started = this.time.monotonic();
+      this.writesInFlight++;
       try {
         await operation();
-        this.lastWriteMs = this.time.monotonic() - started;
+        if ((this.state as LockState) === 'lost') {
+          this.landedAfterLoss = true;
+          return;
+        }
+        this.unsure = false;
         this.renewFailures = 0;
+        this.deadline = lossDeadline(this.lease.sentAt, leaseMs, this.time.monotonic() - started);
         this.armTimers();
         this.host.report({
           type: 'renewed',
@@ -221,7 +316,14 @@ export class Lock<T = unknown> {
         });
       } catch (error) {
         if (error instanceof LockLostError) this.markLost(error);
+        else if (isUnknownOutcome(error)) {
+          this.unsure = true;
+          this.deadline = Math.min(this.deadline, lossDeadline(started, leaseMs, 0));
+          this.armTimers();
+        }
         throw error;
+      } finally {
+        this.writesInFlight--;
       }
     };
     return this.afterWrites(run);
@@ -234,67 +336,49 @@ export class Lock<T = unknown> {
     return result;
   }
 
-  /** (Re)starts the heartbeat and the loss timer from the lease's latest write. */
+  /** (Re)starts the heartbeat, the loss timer and the ownership check from the current deadline. */
   private armTimers(): void {
     this.clearLeaseTimers();
-    if (this.state !== 'held') return;
-    const { leaseMs } = this.settings;
-    if (!Number.isFinite(leaseMs)) return; // fail-closed: nothing expires, nothing to renew
+    if (this.state !== 'held' && this.state !== 'releasing') return;
     const now = this.time.monotonic();
-    const lossAt = this.lossAt(leaseMs);
-    if (now >= lossAt) {
-      this.markLost(new LockLostError(this.key, 'the lease ran out before a renewal could land'));
+    if (now >= this.deadline) {
+      this.checkDeadline();
       return;
     }
-    this.lossTimer = this.time.setTimer(() => {
-      this.markLost(
-        new LockLostError(
-          this.key,
-          'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)',
-        ),
-      );
-    }, lossAt - now);
-    const beat = this.heartbeatDelay(leaseMs);
+    const beat = this.heartbeatDelay(this.settings.leaseMs);
+    if (beat === undefined) {
+      // Nothing renews this lock: read the record now and then to learn if it was taken away.
+      this.verifyTimer = this.time.setTimer(() => void this.verify(), this.settings.verifyMs);
+    }
+    if (!Number.isFinite(this.deadline)) return; // fail-closed: nothing expires
+    this.lossTimer = this.time.setTimer(() => this.checkDeadline(), this.deadline - now);
     if (beat !== undefined) {
       this.heartbeatTimer = this.time.setTimer(
         () => void this.heartbeat(),
-        Math.min(beat, Math.max(0, lossAt - now - 1)),
+        Math.min(beat, Math.max(0, this.deadline - now - 1)),
       );
     }
   }
 
   private heartbeatDelay(leaseMs: number): number | undefined {
     const { heartbeatMs } = this.settings;
-    if (heartbeatMs === false) return undefined;
+    if (heartbeatMs === false || !Number.isFinite(leaseMs)) return undefined;
     const interval = heartbeatMs < leaseMs ? heartbeatMs : leaseMs / 3;
     // After a failed renewal, retry sooner (but not in a tight loop).
     return this.renewFailures === 0 ? interval : Math.max(10, interval / 2 ** this.renewFailures);
   }
 
-  /** Monotonic time from which this holder no longer trusts its lease. */
-  private lossAt(leaseMs: number): number {
-    return lossDeadline(this.lease.sentAt, leaseMs, this.lastWriteMs);
-  }
-
   private async heartbeat(): Promise<void> {
-    if (this.state !== 'held') return;
     // Woken up past the point where the lease can be trusted (a long pause): whatever a
     // renewal would find, the code that ran meanwhile was not protected.
-    const now = this.time.monotonic();
-    const { leaseMs } = this.settings;
-    if (now >= this.lossAt(leaseMs)) {
-      this.markLost(
-        new LockLostError(
-          this.key,
-          `the process was paused past its lease (${Math.round(now - this.lease.sentAt)} ms since the last renewal was sent)`,
-        ),
-      );
-      return;
-    }
+    this.checkDeadline();
+    if (this.state !== 'held' && this.state !== 'releasing') return;
     try {
-      await this.write(() => this.host.engine.renew(this.lease, this.settings.leaseMs));
+      await this.write(this.settings.leaseMs, () =>
+        this.host.engine.renew(this.lease, this.settings.leaseMs),
+      );
     } catch (error) {
-      if (this.state !== 'held') return;
+      if (this.state !== 'held' && this.state !== 'releasing') return;
       // Store failures are retried until the loss deadline; anything else (a corrupted record) ends the lease now.
       if (
         error instanceof LockError &&
@@ -305,8 +389,35 @@ export class Lock<T = unknown> {
         return;
       }
       this.renewFailures++;
-      this.armTimers(); // the loss timer keeps the original deadline; the heartbeat retries sooner
+      this.armTimers(); // the loss timer keeps the deadline; the heartbeat retries sooner
     }
+  }
+
+  /** Reads the record of a lock nothing renews; anything but our own lease there means it was taken away. */
+  private async verify(): Promise<void> {
+    if (this.state !== 'held' && this.state !== 'releasing') return;
+    try {
+      const current = await this.host.engine.read(this.key);
+      const ours =
+        current !== null &&
+        (current.record.holder?.lockId === this.lease.lockId ||
+          this.lease.writeIds.has(current.record.writeId) ||
+          this.writesInFlight > 0);
+      if (!ours && (this.state === 'held' || this.state === 'releasing')) {
+        this.markLost(
+          new LockLostError(
+            this.key,
+            current?.record.holder
+              ? 'another acquisition holds it now (forceRelease or a release by handle freed it)'
+              : 'it was freed by someone else (forceRelease or a release by handle)',
+          ),
+        );
+        return;
+      }
+    } catch {
+      // A failed read proves nothing either way: look again at the next interval.
+    }
+    this.armTimers();
   }
 
   /** Stops everything this lock does in the background: renewing, watching for loss, retrying a release. */
@@ -323,8 +434,10 @@ export class Lock<T = unknown> {
   private clearLeaseTimers(): void {
     this.heartbeatTimer?.cancel();
     this.lossTimer?.cancel();
+    this.verifyTimer?.cancel();
     this.heartbeatTimer = undefined;
     this.lossTimer = undefined;
+    this.verifyTimer = undefined;
   }
 
   /** Retries a failed release with growing pauses until it lands or the lease is lost; never keeps the process alive. */
@@ -337,6 +450,11 @@ export class Lock<T = unknown> {
   }
 }
 
+/** A store error after which the write may or may not have been applied. */
+function isUnknownOutcome(error: unknown): boolean {
+  return error instanceof LockStoreError && error.maybeApplied;
+}
+
 const RELEASE_RETRY_FIRST_MS = 100;
 const RELEASE_RETRY_LONGEST_MS = 5_000;
 
@@ -346,6 +464,7 @@ const RELEASE_RETRY_LONGEST_MS = 5_000;
  * write's duration, but never more than half the lease.
  */
 function lossDeadline(sentAt: number, leaseMs: number, lastWriteMs: number): number {
+  if (!Number.isFinite(leaseMs)) return Number.POSITIVE_INFINITY;
   const margin = Math.max(Math.min(leaseMs / 10, 2000), 2 * lastWriteMs);
   return sentAt + leaseMs - Math.min(margin, leaseMs / 2);
 }

@@ -6,7 +6,35 @@ import { type LeaseHolder, type LockRecord, RECORD_SCHEMA } from './record.js';
  * Parsing checks every field: a record we cannot fully understand is reported, never reused.
  */
 export function encodeRecord(record: LockRecord): string {
-  return JSON.stringify({ latch: RECORD_SCHEMA, ...record });
+  const { extensions, holder, ...known } = record;
+  const storedHolder = holder && encodeHolder(holder);
+  // Unknown fields first, so that a field this version knows is never shadowed by one it kept.
+  return JSON.stringify({ ...extensions, latch: RECORD_SCHEMA, ...known, holder: storedHolder });
+}
+
+function encodeHolder(holder: LeaseHolder): Record<string, unknown> {
+  const { extensions, ...known } = holder;
+  return { ...extensions, ...known };
+}
+
+const RECORD_FIELDS = new Set(['latch', 'token', 'holder', 'data', 'writeId']);
+const HOLDER_FIELDS = new Set([
+  'owner',
+  'lockId',
+  'acquiredAt',
+  'renewedAt',
+  'leaseMs',
+  'expiresAt',
+  'context',
+]);
+
+/** Fields of `raw` outside `known`, or undefined when there are none. */
+function unknownFields(
+  raw: Record<string, unknown>,
+  known: Set<string>,
+): Record<string, unknown> | undefined {
+  const extra = Object.entries(raw).filter(([name]) => !known.has(name));
+  return extra.length > 0 ? Object.fromEntries(extra) : undefined;
 }
 
 export function decodeRecord(key: string, text: string): LockRecord {
@@ -22,6 +50,23 @@ export function decodeRecord(key: string, text: string): LockRecord {
 /** Validates an already-parsed record object (shared with stores that keep attributes). */
 export function parseRecordObject(key: string, raw: unknown): LockRecord {
   if (!isObject(raw)) throw new LockCorruptedError(key, 'not a JSON object');
+  // Whatever else is wrong, a readable token is kept by forceRelease so fencing never goes back.
+  const tokenFloor = Number.isSafeInteger(raw.token) ? (raw.token as number) : undefined;
+  try {
+    return parseCheckedRecord(key, raw);
+  } catch (error) {
+    if (!(error instanceof LockCorruptedError)) throw error;
+    throw new LockCorruptedError(key, error.reason, { cause: error.cause, tokenFloor });
+  }
+}
+
+function parseCheckedRecord(key: string, raw: Record<string, unknown>): LockRecord {
+  if (typeof raw.latch === 'number' && raw.latch > RECORD_SCHEMA) {
+    throw new LockCorruptedError(
+      key,
+      `written by a newer version of Latch, record schema ${raw.latch}; this version reads schema ${RECORD_SCHEMA}: upgrade @latch/core on this replica`,
+    );
+  }
   if (raw.latch !== RECORD_SCHEMA) {
     throw new LockCorruptedError(key, `unknown record schema ${JSON.stringify(raw.latch)}`);
   }
@@ -36,6 +81,8 @@ export function parseRecordObject(key: string, raw: unknown): LockRecord {
     writeId: raw.writeId,
   };
   if ('data' in raw) record.data = raw.data;
+  const extensions = unknownFields(raw, RECORD_FIELDS);
+  if (extensions) record.extensions = extensions;
   return record;
 }
 
@@ -54,7 +101,10 @@ function parseHolder(key: string, raw: unknown): LeaseHolder {
   if (context !== undefined && typeof context !== 'string') {
     throw new LockCorruptedError(key, 'holder context is not a string');
   }
-  return { owner, lockId, acquiredAt, renewedAt, leaseMs, expiresAt, context };
+  const holder: LeaseHolder = { owner, lockId, acquiredAt, renewedAt, leaseMs, expiresAt, context };
+  const extensions = unknownFields(raw, HOLDER_FIELDS);
+  if (extensions) holder.extensions = extensions;
+  return holder;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

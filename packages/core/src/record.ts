@@ -11,6 +11,11 @@ export interface LockRecord {
   data?: unknown;
   /** Random id of the write that produced this record, to recognise our own write after an ambiguous outcome. */
   writeId: string;
+  /**
+   * Fields of the stored record this version of Latch does not know (a newer version wrote
+   * them): carried over unchanged on every write, so upgrading one replica loses nothing.
+   */
+  extensions?: Record<string, unknown>;
 }
 
 export interface LeaseHolder {
@@ -28,6 +33,8 @@ export interface LeaseHolder {
   expiresAt: number | null;
   /** Who and why, for humans. */
   context?: string | undefined;
+  /** Holder fields this version of Latch does not know, carried over unchanged. */
+  extensions?: Record<string, unknown>;
 }
 
 /** A record as read from a store, with the version a conditional write must name. */

@@ -23,6 +23,11 @@ export interface ClaimRequest {
   record: LockRecord;
   expiredBefore?: number;
   version?: string;
+  /**
+   * The highest token this client has seen for the key: a claim of an absent record takes
+   * `tokenFloor + 1`, and a claim of a record whose token is lower does not apply.
+   */
+  tokenFloor?: number;
 }
 
 /**
@@ -36,6 +41,7 @@ export interface LockStore {
   readonly maxRecordBytes: number;
   /** Throws LockConfigError when the key cannot be stored (too long with prefix, etc.). */
   checkKey(key: string): void;
+  /** The record, or null when there is none. An unreadable record throws LockCorruptedError naming its version. */
   read(key: string): Promise<VersionedRecord | null>;
   write(key: string, record: LockRecord, condition: WriteCondition): Promise<WriteOutcome>;
   delete(key: string, version: string): Promise<WriteOutcome>;

@@ -91,6 +91,10 @@ export function recordAttributes(record: LockRecord, rv: number): Item {
     ...holderAttributes(record.holder).set,
   };
   if (record.data !== undefined) item[ATTR.data] = s(JSON.stringify(record.data));
+  // Attributes a newer Latch added, kept as they were stored (decodeItem collected them).
+  for (const [name, av] of Object.entries(record.extensions ?? {})) {
+    if (!(name in item)) item[name] = av as AttributeValue;
+  }
   return item;
 }
 
@@ -98,7 +102,20 @@ export function recordAttributes(record: LockRecord, rv: number): Item {
  * Reads an item back into a record. Anything missing, ill-typed or of another schema is
  * reported as corrupted (naming the key), never guessed at.
  */
-export function decodeItem(key: string, item: Item): VersionedRecord {
+export function decodeItem(key: string, item: Item, keyAttributes: ReadonlySet<string>): VersionedRecord {
+  const rv = item[ATTR.rv]?.N === undefined ? Number.NaN : Number(item[ATTR.rv]!.N);
+  const writeId = item[ATTR.writeId]?.S;
+  // A record we cannot read can still be replaced by forceRelease when its version is readable.
+  const version =
+    Number.isSafeInteger(rv) && rv >= 1 && writeId !== undefined ? formatVersion(rv, writeId) : undefined;
+  try {
+    return decodeReadableItem(key, item, keyAttributes);
+  } catch (error) {
+    throw error instanceof LockCorruptedError ? error.withVersion(version) : error;
+  }
+}
+
+function decodeReadableItem(key: string, item: Item, keyAttributes: ReadonlySet<string>): VersionedRecord {
   const value = (name: string): string | number | undefined => {
     const av = item[name];
     if (av === undefined) return undefined;
@@ -123,6 +140,10 @@ export function decodeItem(key: string, item: Item): VersionedRecord {
     }
   }
   const record = parseRecordObject(key, raw);
+  const unknown = Object.entries(item).filter(
+    ([name]) => !keyAttributes.has(name) && !RECORD_ATTRIBUTES.includes(name),
+  );
+  if (unknown.length > 0) record.extensions = Object.fromEntries(unknown);
   const rv = value(ATTR.rv);
   if (!Number.isSafeInteger(rv) || (rv as number) < 1) {
     throw new LockCorruptedError(key, `attribute "${ATTR.rv}" is not a positive integer`);

@@ -62,6 +62,9 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
     sortKey === undefined
       ? { [partitionKey]: s(key) }
       : { [partitionKey]: s(key), [sortKey]: s(sortKeyValue!) };
+  const keyNames: ReadonlySet<string> = new Set(
+    sortKey === undefined ? [partitionKey] : [partitionKey, sortKey],
+  );
   const allNames: Record<string, string> = { ...RECORD_NAMES, '#pk': partitionKey };
   // DynamoDB rejects unused placeholders, so each request names only the ones it uses.
   const namesIn = (...expressions: string[]): Record<string, string> => {
@@ -83,7 +86,7 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
     // A retried request may have failed against our own earlier attempt.
     return {
       ok: false as const,
-      current: old ? decodeItem(key, old) : null,
+      current: old ? decodeItem(key, old, keyNames) : null,
       maybeApplied: attemptsOf(error) > 1,
     };
   };
@@ -127,7 +130,7 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
       } catch (error) {
         throw toLockStoreError(error, op('GetItem', key, false));
       }
-      return item ? decodeItem(key, item) : null;
+      return item ? decodeItem(key, item, keyNames) : null;
     },
 
     async write(key, record: LockRecord, condition: WriteCondition): Promise<WriteOutcome> {
@@ -195,7 +198,7 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
       }
       if (!attributes)
         throw toLockStoreError(new Error('UpdateItem returned no attributes'), op('UpdateItem', key, true));
-      const { version, record } = decodeItem(key, attributes);
+      const { version, record } = decodeItem(key, attributes, keyNames);
       return { ok: true, version, record };
     },
   };
@@ -208,7 +211,7 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
  * `version`. A record of another shape fails the condition and is reported, not rewritten.
  */
 function claimExpressions(request: ClaimRequest): { update: string; condition: string; values: Item } {
-  const { record, expiredBefore, version } = request;
+  const { record, expiredBefore, version, tokenFloor = 0 } = request;
   const { set, remove } = holderAttributes(record.holder);
   const values: Item = {
     ':schema': n(RECORD_SCHEMA),
@@ -216,11 +219,13 @@ function claimExpressions(request: ClaimRequest): { update: string; condition: s
     ':one': n(1),
     ':number': s('N'),
     ':newWriteId': s(record.writeId),
+    ':floor': n(tokenFloor),
   };
   const assignments = [
     '#latch = :schema',
     '#rv = if_not_exists(#rv, :zero) + :one',
-    '#token = if_not_exists(#token, :zero) + :one',
+    // An absent item starts above the token floor this client has seen (it was deleted since).
+    '#token = if_not_exists(#token, :floor) + :one',
     '#writeId = :newWriteId',
   ];
   for (const [name, value] of Object.entries(set)) {
@@ -246,7 +251,8 @@ function claimExpressions(request: ClaimRequest): { update: string; condition: s
     values[':rv'] = n(expected.rv);
     values[':writeId'] = s(expected.writeId);
   }
-  const wellFormed = '#latch = :schema AND attribute_type(#rv, :number) AND attribute_type(#token, :number)';
+  const wellFormed =
+    '#latch = :schema AND attribute_type(#rv, :number) AND attribute_type(#token, :number) AND #token >= :floor';
   const condition = `attribute_not_exists(#pk) OR (${wellFormed} AND (${claimable.join(' OR ')}))`;
   return { update, condition, values };
 }

@@ -1,4 +1,4 @@
-import { LockConfigError } from '../errors.js';
+import { LockConfigError, LockCorruptedError } from '../errors.js';
 import type { LockRecord, VersionedRecord } from '../record.js';
 import { decodeRecord, encodeRecord } from '../record-codec.js';
 import type { LockStore, WriteCondition, WriteOutcome } from '../store.js';
@@ -26,7 +26,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
 
   const current = (key: string): VersionedRecord | null => {
     const doc = documents.get(key);
-    return doc ? { version: doc.version, record: decodeRecord(key, doc.text) } : null;
+    if (!doc) return null;
+    try {
+      return { version: doc.version, record: decodeRecord(key, doc.text) };
+    } catch (error) {
+      throw error instanceof LockCorruptedError ? error.withVersion(doc.version) : error;
+    }
   };
 
   const put = (key: string, record: LockRecord): WriteOutcome => {

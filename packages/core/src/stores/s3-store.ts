@@ -1,5 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { LockConfigError, LockStoreError } from '../errors.js';
+import { LockConfigError, LockCorruptedError, LockStoreError } from '../errors.js';
 import type { LockRecord, VersionedRecord } from '../record.js';
 import { decodeRecord, encodeRecord } from '../record-codec.js';
 import type { LockStore, WriteCondition, WriteOutcome } from '../store.js';
@@ -64,7 +64,11 @@ export function s3Store(options: S3StoreOptions): LockStore {
         throw toLockStoreError(error, operation);
       }
       if (!etag) throw missingEtag(operation, false);
-      return { version: etag, record: decodeRecord(key, text) };
+      try {
+        return { version: etag, record: decodeRecord(key, text) };
+      } catch (error) {
+        throw error instanceof LockCorruptedError ? error.withVersion(etag) : error;
+      }
     },
 
     async write(key, record: LockRecord, condition: WriteCondition): Promise<WriteOutcome> {

@@ -10,6 +10,7 @@ import { decodeItem, type Item, recordAttributes } from '../../src/stores/dynamo
 // LockCorruptedError naming the key. Never another error, never a hang.
 
 const KEY = 'codec/property';
+const KEY_ATTRIBUTES: ReadonlySet<string> = new Set(['pk']);
 const RUNS = { numRuns: 400 };
 
 /** Decodes and classifies: 'record' or 'corrupted'; any other throw fails the property. */
@@ -160,7 +161,7 @@ describe('the DynamoDB item codec', () => {
   test('any item decodes to a record or a LockCorruptedError', () => {
     fc.assert(
       fc.property(fc.dictionary(names, attributeValue), (item) => {
-        outcomeOf(() => decodeItem(KEY, item));
+        outcomeOf(() => decodeItem(KEY, item, KEY_ATTRIBUTES));
       }),
       RUNS,
     );
@@ -175,10 +176,10 @@ describe('the DynamoDB item codec', () => {
         fc.option(attributeValue, { nil: undefined }),
         (r, rv, name, value) => {
           const item: Item = { pk: { S: KEY }, ...recordAttributes(r, rv) };
-          expect(outcomeOf(() => decodeItem(KEY, item))).toBe('record');
+          expect(outcomeOf(() => decodeItem(KEY, item, KEY_ATTRIBUTES))).toBe('record');
           if (value === undefined) delete item[name];
           else item[name] = value;
-          outcomeOf(() => decodeItem(KEY, item));
+          outcomeOf(() => decodeItem(KEY, item, KEY_ATTRIBUTES));
         },
       ),
       RUNS,
