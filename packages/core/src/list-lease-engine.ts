@@ -271,10 +271,19 @@ export class ListLeaseEngine implements LeaseEngine {
   async forceRelease(key: string): Promise<boolean> {
     const first = (await this.list(key)).live[0];
     if (!first) return false;
-    for (const objectKey of first.objectKeys) {
-      await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey));
+    // The holder may upload a renewal (same created + uuid, new expiry) while we delete: list
+    // again until none of its objects is left, so it cannot go on holding the lock.
+    for (let round = 0; round < 5; round++) {
+      const group = round === 0 ? first : (await this.list(key)).all.find((c) => sameContender(c, first));
+      if (!group) return true;
+      for (const objectKey of group.objectKeys) {
+        await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey));
+      }
     }
-    return true;
+    throw new LockStoreError(
+      `forceRelease("${key}") kept finding new objects of the holder; try again.`,
+      { retryable: true },
+    );
   }
 
   // ---- helpers ----------------------------------------------------------------------------
@@ -395,6 +404,10 @@ export class ListLeaseEngine implements LeaseEngine {
 /** The first live contender holds the lock, unless another has the same `created` (no tie may share a token). */
 function holdsFirstPlace(live: ListContender[], mine: ListContender): boolean {
   return live[0] === mine && live[1]?.created !== mine.created;
+}
+
+function sameContender(a: ListContender, b: ListContender): boolean {
+  return a.created === b.created && a.uuid === b.uuid;
 }
 
 function contenderId(contender: ListContender): string {

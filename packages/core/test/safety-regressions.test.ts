@@ -1,0 +1,277 @@
+import { describe, expect, test } from 'vitest';
+import { resolveClock } from '../src/clock.js';
+import {
+  type Lock,
+  LockClient,
+  type LockClientOptions,
+  type LockEvent,
+  LockStoreError,
+} from '../src/index.js';
+import { entryKey } from '../src/list-entries.js';
+import { type ListBucket, ListLeaseEngine } from '../src/list-lease-engine.js';
+import { resolveRetry } from '../src/retry.js';
+import { ManualTime } from './helpers/manual-time.js';
+import { scriptedStore } from './helpers/scripted-store.js';
+
+// One test per finding of the protocol review (issue 15, findings 1–7). Each runs the real
+// client over a scripted memory store on a manual timeline, so the fault lands exactly where
+// the finding needs it.
+
+const held = (lock: Lock | undefined) => lock !== undefined && lock.isHeld && !lock.signal.aborted;
+
+function setup(options: Partial<LockClientOptions> = {}) {
+  const time = new ManualTime();
+  const scripted = scriptedStore(time);
+  const client = (extra: Partial<LockClientOptions> = {}, store = scripted.store) =>
+    new LockClient({
+      store,
+      leaseMs: 10_000,
+      retry: { attempts: 1 },
+      pollMs: 200,
+      clock: { time: time.scheduler() },
+      ...options,
+      ...extra,
+    });
+  return { time, scripted, client };
+}
+
+/** Another replica on the same records, with no faults on its way. */
+const replica = (s: ReturnType<typeof setup>) => s.client({}, s.scripted.inner);
+
+describe('1. a hand-over whose answer was lost counts its lease from the hand-over', () => {
+  test('the adopted lock is not held any more when another client takes over at the stored expiry', async () => {
+    const s = setup({ heartbeatMs: false });
+    const locks = s.client();
+    const first = await locks.acquire('k');
+    let second: Lock | undefined;
+    void locks.acquire('k').then((lock) => (second = lock));
+    await s.time.advance(1);
+    // The hand-over lands, its answer is lost, the re-read fails, and the next retries are refused
+    // for a few seconds: the waiter can only learn of its lease much later.
+    s.scripted.nextWrite({ kind: 'lose-answer' }, (record) => record?.holder !== null);
+    s.scripted.nextReadFails();
+    for (let i = 0; i < 4; i++) s.scripted.nextWrite({ kind: 'refused' });
+    await expect(first.release()).rejects.toBeInstanceOf(LockStoreError);
+    const other = replica(s);
+    let taken: Lock | undefined;
+    void other.acquire('k').then((lock) => (taken = lock));
+    expect(await s.time.until(() => taken !== undefined, 20_000)).toBe(true);
+    expect(held(second)).toBe(false);
+    expect(taken!.fencingToken).toBeGreaterThan(2);
+  });
+});
+
+describe('2. unknown outcomes are reported as unknown and settled', () => {
+  test('a claim whose answer was lost and whose re-read failed says maybeApplied, and is given back', async () => {
+    const s = setup({ leaseMs: Number.POSITIVE_INFINITY });
+    const locks = s.client();
+    s.scripted.nextWrite({ kind: 'lose-answer' });
+    s.scripted.nextReadFails();
+    const error = await locks.tryAcquire('k').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as LockStoreError).maybeApplied).toBe(true);
+    await s.time.advance(5_000);
+    await locks.close();
+    expect(await replica(s).inspect('k')).toMatchObject({ state: 'free' });
+  });
+
+  test('a claim that lands after the client gave up and re-read is released, and close() waits for it', async () => {
+    const s = setup({ leaseMs: Number.POSITIVE_INFINITY });
+    const locks = s.client();
+    s.scripted.nextWrite({ kind: 'apply-late' });
+    await expect(locks.acquire('k', { waitMs: 0 })).rejects.toMatchObject({ maybeApplied: true });
+    await s.time.advance(1);
+    await s.scripted.landLate();
+    const closed = locks.close();
+    await s.time.advance(5_000);
+    await closed;
+    const other = replica(s);
+    const lock = await other.tryAcquire('k');
+    expect(lock).not.toBeNull();
+  });
+
+  test('an update that threw but landed is not reverted by the next renewal', async () => {
+    const s = setup({ heartbeatMs: 1000 });
+    const locks = s.client();
+    const lock = await locks.acquire('k');
+    await lock.update({ v: 1 });
+    s.scripted.nextWrite({ kind: 'lose-answer' });
+    s.scripted.nextReadFails();
+    await expect(lock.update({ v: 2 })).rejects.toBeInstanceOf(LockStoreError);
+    await s.time.advance(2_500); // two renewals
+    expect(lock.isHeld).toBe(true);
+    expect(lock.data).toEqual({ v: 2 });
+    await lock.release();
+    expect(await replica(s).inspect('k')).toMatchObject({ state: 'free', data: { v: 2 } });
+  });
+});
+
+describe('3. a shortening of unknown outcome makes the holder trust the earlier end', () => {
+  test('extend(shorter) whose answer was lost: the lock is no longer held when another client takes over', async () => {
+    const s = setup({ heartbeatMs: false });
+    const lock = await s.client().acquire('k');
+    s.scripted.nextWrite({ kind: 'lose-answer' });
+    s.scripted.nextReadFails();
+    await expect(lock.extend(2_000)).rejects.toBeInstanceOf(LockStoreError);
+    let taken: Lock | undefined;
+    void replica(s)
+      .acquire('k')
+      .then((l) => (taken = l));
+    expect(await s.time.until(() => taken !== undefined, 20_000)).toBe(true);
+    expect(held(lock)).toBe(false);
+  });
+
+  test('a lockAtLeastMs release whose answer was lost: the same', async () => {
+    const s = setup({ heartbeatMs: 1000 });
+    const lock = await s.client().acquire('k', { lockAtLeastMs: 3_000 });
+    s.scripted.nextWrite({ kind: 'lose-answer' });
+    s.scripted.nextReadFails();
+    for (let i = 0; i < 20; i++) s.scripted.nextWrite({ kind: 'refused' });
+    await expect(lock.release()).rejects.toBeInstanceOf(LockStoreError);
+    let taken: Lock | undefined;
+    void replica(s)
+      .acquire('k')
+      .then((l) => (taken = l));
+    expect(await s.time.until(() => taken !== undefined, 20_000)).toBe(true);
+    expect(held(lock)).toBe(false);
+  });
+});
+
+describe('4. unreadable records, newer fields and deleted records', () => {
+  test('forceRelease replaces an unreadable record and keeps its readable token', async () => {
+    const s = setup();
+    const locks = s.client();
+    s.scripted.inner.documents.set('k', {
+      version: 'v-bad',
+      text: JSON.stringify({ latch: 1, token: 7, holder: { owner: 42 }, writeId: 'w' }),
+    });
+    await expect(locks.acquire('k', { waitMs: 0 })).rejects.toThrow(/forceRelease/);
+    expect(await locks.forceRelease('k')).toBe(true);
+    const lock = await locks.acquire('k', { waitMs: 0 });
+    expect(lock.fencingToken).toBe(8);
+  });
+
+  test('fields a newer version wrote survive acquire, update and release', async () => {
+    const s = setup();
+    const locks = s.client();
+    s.scripted.inner.documents.set('k', {
+      version: 'v-new',
+      text: JSON.stringify({ latch: 1, token: 3, holder: null, writeId: 'w', quota: { max: 5 } }),
+    });
+    const lock = await locks.acquire('k', { waitMs: 0 });
+    await lock.update('x');
+    await lock.release();
+    expect(JSON.parse(s.scripted.inner.documents.get('k')!.text)).toMatchObject({
+      quota: { max: 5 },
+      token: 4,
+    });
+  });
+
+  test('a deleted record does not make tokens go back for a client that saw them', async () => {
+    const s = setup();
+    const locks = s.client();
+    for (let i = 0; i < 3; i++) await (await locks.acquire('k')).release();
+    s.scripted.inner.documents.delete('k');
+    const lock = await locks.acquire('k');
+    expect(lock.fencingToken).toBe(4);
+  });
+});
+
+describe('5. a hand-over that lands too late does not strand the waiter', () => {
+  test('the waiter still gets the lock', async () => {
+    const s = setup({ leaseMs: 2_000, heartbeatMs: false });
+    const locks = s.client();
+    const first = await locks.acquire('k');
+    let second: Lock | undefined;
+    void locks.acquire('k').then((lock) => (second = lock));
+    await s.time.advance(1);
+    s.scripted.nextWrite({ kind: 'slow', ms: 2_500 }, (record) => record?.holder !== null);
+    const released = first.release();
+    await s.time.advance(3_000);
+    await released;
+    expect(await s.time.until(() => second !== undefined, 30_000)).toBe(true);
+    expect(held(second)).toBe(true);
+  });
+});
+
+describe('6. locks nothing renews learn that they were taken away', () => {
+  test.each([
+    ['fail-closed', { leaseMs: Number.POSITIVE_INFINITY }],
+    ['heartbeatMs: false', { heartbeatMs: false as const }],
+  ])('%s: forceRelease elsewhere aborts the signal within 5 polls', async (_name, options) => {
+    const s = setup(options);
+    const lock = await s.client().acquire('k');
+    expect(await replica(s).forceRelease('k')).toBe(true);
+    await s.time.advance(5 * 200 + 50);
+    expect(lock.signal.aborted).toBe(true);
+  });
+
+  test('a release by handle in another client aborts a fail-closed lock', async () => {
+    const s = setup({ leaseMs: Number.POSITIVE_INFINITY });
+    const lock = await s.client().acquire('k');
+    await replica(s).release('k', lock.handle);
+    await s.time.advance(5 * 200 + 50);
+    expect(lock.isHeld).toBe(false);
+  });
+});
+
+describe('7. smaller findings', () => {
+  test('a renewal that lands after the loss timer fired is released, not left renewed', async () => {
+    const s = setup({ leaseMs: 3_000, heartbeatMs: 1_000 });
+    const lock = await s.client().acquire('k');
+    s.scripted.nextWrite({ kind: 'slow', ms: 5_000 });
+    await s.time.advance(3_000);
+    expect(lock.signal.aborted).toBe(true);
+    await s.time.advance(5_000);
+    expect(await replica(s).inspect('k')).toMatchObject({ state: 'free' });
+  });
+
+  test('our own release that landed unseen is reported as released, not lost', async () => {
+    const events: LockEvent['type'][] = [];
+    const s = setup({ onEvent: (event) => events.push(event.type) });
+    const lock = await s.client().acquire('k');
+    s.scripted.nextWrite({ kind: 'lose-answer' });
+    s.scripted.nextReadFails();
+    await expect(lock.release()).rejects.toBeInstanceOf(LockStoreError);
+    await s.time.advance(1_000);
+    expect(events).toContain('released');
+    expect(events).not.toContain('lost');
+  });
+
+  test('forceRelease says true when its write landed and the retry met a failed condition', async () => {
+    const s = setup();
+    await replica(s).acquire('k');
+    s.scripted.nextWrite({ kind: 'conflict-after-apply' });
+    expect(await s.client().forceRelease('k')).toBe(true);
+  });
+
+  test('the list strategy forceRelease also deletes a renewal uploaded while it deleted', async () => {
+    const objects = new Map<string, string>();
+    let renewDuringDelete: (() => void) | undefined;
+    const bucket: ListBucket = {
+      checkName: () => undefined,
+      put: async (key, body) => void objects.set(key, body),
+      list: async (prefix) => [...objects.keys()].filter((key) => key.startsWith(prefix)).sort(),
+      get: async (key) => objects.get(key) ?? null,
+      delete: async (key) => {
+        objects.delete(key);
+        renewDuringDelete?.();
+        renewDuringDelete = undefined;
+      },
+    };
+    const engine = new ListLeaseEngine(
+      bucket,
+      { clock: resolveClock(undefined), retry: resolveRetry(undefined), owner: 'a' },
+      10,
+    );
+    const result = await engine.claim('k', { lockId: 'unused', terms: { leaseMs: 60_000 } });
+    const lease = result.lease!;
+    const [objectKey, body] = [...objects][0]!;
+    // The holder, in another process, uploads its renewal (same place in the queue, later expiry).
+    renewDuringDelete = () =>
+      objects.set(entryKey('k', lease.record.token, lease.lockId, lease.record.token + 90_000), body);
+    expect(objectKey).toBe(lease.version);
+    expect(await engine.forceRelease('k')).toBe(true);
+    expect(await engine.read('k')).toBeNull();
+  });
+});
