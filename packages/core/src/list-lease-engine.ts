@@ -280,10 +280,9 @@ export class ListLeaseEngine implements LeaseEngine {
         await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey));
       }
     }
-    throw new LockStoreError(
-      `forceRelease("${key}") kept finding new objects of the holder; try again.`,
-      { retryable: true },
-    );
+    throw new LockStoreError(`forceRelease("${key}") kept finding new objects of the holder; try again.`, {
+      retryable: true,
+    });
   }
 
   // ---- helpers ----------------------------------------------------------------------------

@@ -357,6 +357,8 @@ export class LockClient implements LockHost {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
     const held = [...this.keys.values()].flatMap((waiters) => (waiters.holder ? [waiters.holder] : []));
     await Promise.allSettled(held.map((lock) => lock.release()));
+    // Releasing may have left work behind (a lock settled after a write of unknown outcome).
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
   private throwIfClosed(): void {

@@ -291,11 +291,14 @@ export class Lock<T = unknown> {
    * `leaseMs` is the lease the write asks for: on success the deadline counts from its send;
    * on an unknown outcome the earlier of the old deadline and that one is kept.
    */
-  private write(leaseMs: number, operation: () => Promise<void>): Promise<void> {
+  private write(leaseMs: number, operation: () => Promise<void>, background = false): Promise<void> {
     const run = async () => {
       this.checkDeadline();
       if (this.state === 'lost') throw this.lostError!;
       if (this.state === 'released') throw new LockNotHeldError(this.key, 'it was already released');
+      if (this.state === 'releasing' && !background) {
+        throw new LockNotHeldError(this.key, 'it is being released (a release is being retried)');
+      }
       const started = this.time.monotonic();
       this.writesInFlight++;
       try {
@@ -374,8 +377,10 @@ export class Lock<T = unknown> {
     this.checkDeadline();
     if (this.state !== 'held' && this.state !== 'releasing') return;
     try {
-      await this.write(this.settings.leaseMs, () =>
-        this.host.engine.renew(this.lease, this.settings.leaseMs),
+      await this.write(
+        this.settings.leaseMs,
+        () => this.host.engine.renew(this.lease, this.settings.leaseMs),
+        true,
       );
     } catch (error) {
       if (this.state !== 'held' && this.state !== 'releasing') return;
