@@ -32,6 +32,11 @@ export interface LeaseState {
   sentAt: number;
   /** Ids of writes this lease issued, to recognise them after an ambiguous outcome. */
   writeIds: Set<string>;
+  /**
+   * Lock ids this lease tried to hand over to. A hand-over of unknown outcome that landed
+   * after its waiter left is still this lease's to release: nobody else can fence it off.
+   */
+  handedTo?: Set<string>;
 }
 
 export type ClaimResult = { lease: LeaseState } | { lease: null; current: VersionedRecord | null };

@@ -91,12 +91,14 @@ export class LeaseProtocol implements LeaseEngine {
       let version: string;
       let token: number;
       let data: unknown;
+      let extensions: LockRecord['extensions'];
       try {
         current = await this.read(key);
         if (!current?.record.holder) return current !== null && ours.has(current.record.writeId);
         ({ version } = current);
         token = Math.max(current.record.token, this.known.tokenFloor(key));
         data = current.record.data;
+        extensions = current.record.extensions;
       } catch (error) {
         if (!(error instanceof LockCorruptedError) || error.version === undefined) throw error;
         version = error.version;
@@ -105,6 +107,7 @@ export class LeaseProtocol implements LeaseEngine {
       }
       const record: LockRecord = { token, holder: null, writeId: this.clock.time.randomId() };
       if (data !== undefined) record.data = data;
+      if (extensions !== undefined) record.extensions = extensions;
       ours.add(record.writeId);
       const written = await this.writeResolved(
         key,
@@ -185,12 +188,14 @@ export class LeaseProtocol implements LeaseEngine {
     key: string,
     contender: Contender,
     signal?: AbortSignal,
+    readFirst = false,
   ): Promise<ClaimResult> {
     const known = this.known.get(key);
     // Which request to start with: create when we have never seen the key (fresh keys are the
     // common case), replace when our own write is the last we know of, otherwise read first.
     let current: VersionedRecord | null | undefined;
-    if (known === undefined) current = null;
+    if (readFirst) current = undefined;
+    else if (known === undefined) current = null;
     else if (known.lastWriter) current = known.current;
     for (let step = 0; step < 3; step++) {
       signal?.throwIfAborted();
@@ -216,6 +221,11 @@ export class LeaseProtocol implements LeaseEngine {
         signal,
       );
       if (written.ok) {
+        // Recognised on a re-read, the record may be another attempt of this contender (a
+        // settling claim racing the waiter's own): take it as found, timed from the first send.
+        if (written.found && written.found.writeId !== record.writeId) {
+          return { lease: this.adopt(key, { version: written.version, record: written.found }, contender) };
+        }
         return {
           lease: this.ownLease(key, contender.lockId, written.version, record, sentAt, record.writeId),
         };
@@ -340,12 +350,14 @@ export class LeaseProtocol implements LeaseEngine {
     // later, and must then count its lease from this send, not from the adoption.
     const sentAt = this.clock.time.monotonic();
     next.firstSentAt ??= sentAt;
+    lease.handedTo ??= new Set();
+    lease.handedTo.add(next.lockId);
     const { record, earlier } = await this.writeOwn(
       lease,
       (base) => {
         const record: LockRecord = {
           ...base,
-          token: base.token + 1,
+          token: Math.max(base.token, this.known.tokenFloor(lease.key)) + 1,
           holder: this.newHolder(next.lockId, next.terms),
           writeId: this.clock.time.randomId(),
         };
@@ -368,11 +380,10 @@ export class LeaseProtocol implements LeaseEngine {
    * any more: each was conditional on a version that has moved on.
    */
   async settleAbandoned(key: string, contender: Contender, signal?: AbortSignal): Promise<boolean> {
-    const result = await this.claimByVersion(
-      key,
-      { lockId: contender.lockId, terms: contender.terms },
-      signal,
-    );
+    // A fencing claim of a free key takes a finite lease: should its release fail, it ends by itself.
+    const { leaseMs } = contender.terms;
+    const terms = { ...contender.terms, leaseMs: Number.isFinite(leaseMs) ? leaseMs : SETTLE_LEASE_MS };
+    const result = await this.claimByVersion(key, { lockId: contender.lockId, terms }, signal, true);
     if (!result.lease) return false;
     await this.release(result.lease, undefined, signal);
     return true;
@@ -416,7 +427,14 @@ export class LeaseProtocol implements LeaseEngine {
         lease.record = current.record;
         return { record: current.record, earlier: true };
       }
-      if (!ourWrite || current.record.holder?.lockId !== lease.lockId) {
+      const holderId = current?.record.holder?.lockId;
+      // (Releases and hand-overs only.) Our own hand-over that landed unseen, to a waiter that
+      // is not the one this write is for:
+      // that waiter left (it is never given a lock while this lease is being written), so the
+      // record is still ours to release or hand on.
+      const ownHandOver =
+        done !== undefined && holderId !== undefined && lease.handedTo?.has(holderId) === true;
+      if (!ourWrite || (holderId !== lease.lockId && !ownHandOver)) {
         throw new LockLostError(lease.key, describeLoss(current, ourWrite), { maybeApplied: unsure });
       }
       lease.version = current.version;
@@ -464,7 +482,8 @@ export class LeaseProtocol implements LeaseEngine {
     isOurs: (found: LockRecord) => boolean,
     signal?: AbortSignal,
   ): Promise<
-    { ok: true; version: string } | { ok: false; current?: VersionedRecord | null; unsure?: boolean }
+    | { ok: true; version: string; found?: LockRecord }
+    | { ok: false; current?: VersionedRecord | null; unsure?: boolean }
   > {
     let unsure: LockStoreError | undefined;
     try {
@@ -491,7 +510,7 @@ export class LeaseProtocol implements LeaseEngine {
     const current = await this.readAfterUnknownOutcome(key, unsure, signal);
     if (current && isOurs(current.record)) {
       this.known.remember(key, current, true, this.clock.time.monotonic());
-      return { ok: true, version: current.version };
+      return { ok: true, version: current.version, found: current.record };
     }
     const unchanged =
       'absent' in condition ? current === null : current !== null && current.version === condition.version;
@@ -524,6 +543,9 @@ export class LeaseProtocol implements LeaseEngine {
     if (oldest !== undefined) lease.writeIds.delete(oldest);
   }
 }
+
+/** Lease of the claim that fences off an abandoned fail-closed acquisition, before it is released. */
+const SETTLE_LEASE_MS = 60_000;
 
 function describeLoss(current: VersionedRecord | null, ourWrite: boolean): string {
   if (!current) return 'its record was deleted';

@@ -157,7 +157,10 @@ export class ListLeaseEngine implements LeaseEngine {
         held = true;
         this.remember(mine, body);
         const record = this.toRecord(mine, body);
-        return { lease: { key, lockId: uuid, version: objectKey, record, sentAt, writeIds: new Set() } };
+        // The record this engine shows carries the uuid as its write id: the lock recognises it as its own.
+        return {
+          lease: { key, lockId: uuid, version: objectKey, record, sentAt, writeIds: new Set([uuid]) },
+        };
       }
       const holder = listing.live.find((c) => c !== mine);
       return { lease: null, current: holder ? await this.recordOf(key, holder, signal) : null };
@@ -264,7 +267,7 @@ export class ListLeaseEngine implements LeaseEngine {
       version: latestObjectKey(group),
       record: record.record,
       sentAt: this.clock.time.monotonic(),
-      writeIds: new Set(),
+      writeIds: new Set([lockId]),
     };
   }
 

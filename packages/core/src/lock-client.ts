@@ -199,6 +199,10 @@ export class LockClient implements LockHost {
         this.report({ type: 'contended', key, reason: 'timeout', holder: attempt.holder });
         throw new LockTimeoutError(key, 0, attempt.holder);
       }
+      // The first try's lease came too late and is being given back: wait as a new contender.
+      if (request.contender.abandoned) {
+        request.contender = { lockId: this.time.randomId(), terms: request.contender.terms };
+      }
     }
     return (await this.wait(key, request, waitMs, request.signal)) as Lock<T>;
   }
@@ -264,7 +268,9 @@ export class LockClient implements LockHost {
     try {
       await this.engine.release(lease, data);
     } catch (error) {
-      if (error instanceof LockLostError) throw new LockNotHeldError(key, error.message);
+      // A loss that may have stored the data says so; otherwise nothing was written.
+      if (error instanceof LockLostError && !error.maybeApplied)
+        throw new LockNotHeldError(key, error.message);
       throw error;
     }
   }
@@ -297,9 +303,18 @@ export class LockClient implements LockHost {
           verifyMs: this.verifyMs,
         };
         // Renew at once: our clock starts now, and the record's version moves away from the old process.
-        await this.engine.renew(lease, leaseMs);
+        const contender: Contender = { lockId: lease.lockId, terms: { leaseMs } };
+        try {
+          await this.engine.renew(lease, leaseMs);
+        } catch (error) {
+          if (isUnknownOutcome(error)) this.settleAbandoned(fields.key, contender);
+          throw error;
+        }
         const lock = this.adoptLock(lease, settings);
-        if (!lock) throw new LockNotHeldError(fields.key, 'the renewal landed after its lease ran out');
+        if (!lock) {
+          this.settleAbandoned(fields.key, contender);
+          throw new LockNotHeldError(fields.key, 'the renewal landed after its lease ran out');
+        }
         return lock as Lock<T>;
       })(),
     );
@@ -354,10 +369,22 @@ export class LockClient implements LockHost {
       for (const waiter of [...waiters.waiters]) waiter.reject(error);
       waiters.wake();
     }
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
-    const held = [...this.keys.values()].flatMap((waiters) => (waiters.holder ? [waiters.holder] : []));
-    await Promise.allSettled(held.map((lock) => lock.release()));
-    // Releasing may have left work behind (a lock settled after a write of unknown outcome).
+    await this.drainInFlight();
+    // Release what is still held; a release of unknown outcome (or one the store refused) is
+    // tried again a bounded number of times, so that close() does not return while it may
+    // still leave a lock held.
+    for (let round = 0; round <= this.engine.retry.attempts; round++) {
+      const held = [...this.keys.values()].flatMap((waiters) => (waiters.holder ? [waiters.holder] : []));
+      if (held.length === 0) break;
+      if (round > 0) await sleep(this.time, backoffMs(this.engine.retry, round, this.time.random));
+      await Promise.allSettled(
+        held.map((lock) => (lock.releasePending ? lock.retryRelease() : lock.release())),
+      );
+      await this.drainInFlight();
+    }
+  }
+
+  private async drainInFlight(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
@@ -365,7 +392,8 @@ export class LockClient implements LockHost {
     if (this.closing) throw closedError();
   }
 
-  private track<R>(work: Promise<R>): Promise<R> {
+  /** @internal Keeps `work` among what close() waits for. */
+  track<R>(work: Promise<R>): Promise<R> {
     this.inFlight.add(work);
     const forget = () => this.inFlight.delete(work);
     work.then(forget, forget);
@@ -412,9 +440,15 @@ export class LockClient implements LockHost {
     try {
       lease = await this.engine.handOver(lock.lease, next.contender, data);
     } catch (error) {
-      if (isUnknownOutcome(error)) next.contender.unsure = true;
-      if (!next.settled) waiters.waiters.unshift(next);
-      else if (next.contender.unsure) this.settleAbandoned(lock.key, next.contender);
+      // A hand-over of unknown outcome is the handing lock's to settle: its release is retried,
+      // and finds the landed hand-over (lease.handedTo) whether this waiter stays or leaves.
+      if (this.closing && !next.settled) next.reject(closedError());
+      if (!next.settled) {
+        // The key's entry may have been dropped meanwhile: put the waiter into the current one.
+        const current = this.waitersFor(lock.key);
+        current.waiters.unshift(next);
+        this.ensurePolling(current);
+      }
       throw error;
     }
     this.deliver(waiters, next, lease, lock);
@@ -425,12 +459,13 @@ export class LockClient implements LockHost {
    * tracked so that close() waits for it, retried while the store fails (a bounded number of
    * times once the client is closing).
    */
-  settleAbandoned(key: string, contender: Contender): void {
+  settleAbandoned(key: string, contender: Contender, when?: Promise<boolean>): void {
     const settle = this.engine.settleAbandoned?.bind(this.engine);
     if (!settle || contender.abandoned) return;
     contender.abandoned = true;
     contender.unsure = false;
     const run = async () => {
+      if (when && !(await when)) return;
       for (let attempt = 0, afterClose = 0; ; attempt++) {
         try {
           await settle(key, contender);
@@ -670,6 +705,10 @@ export class LockClient implements LockHost {
 
   /** Gives a freshly acquired lease to `waiter`, or passes it on if the waiter gave up meanwhile. */
   private deliver(waiters: KeyWaiters, waiter: Waiter, lease: LeaseState, previous?: Lock<unknown>): void {
+    // A hand-over and a claim for the same waiter may both come back: the second names the
+    // acquisition a local lock already holds, and is dropped (releasing it would free that lock).
+    const holder = this.keys.get(waiters.key)?.holder;
+    if (holder && holder !== previous && holder.lease.lockId === lease.lockId) return;
     const lock = this.holdLock(waiters, lease, waiter.settings, previous);
     if (!lock) {
       // Won too late to be trusted: the stale lease is given back in the background, and the
@@ -684,6 +723,7 @@ export class LockClient implements LockHost {
       this.ensurePolling(current);
       return;
     }
+    if (this.closing && !waiter.settled) waiter.reject(closedError());
     if (!waiter.settled) {
       waiter.resolve(lock);
       return;

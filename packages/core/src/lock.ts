@@ -20,7 +20,11 @@ export interface LockHost {
    * The lock ended while a write of it had an unknown outcome: make sure the record does not
    * stay held by it (release it if the write landed), in the background.
    */
-  settleAbandoned(key: string, contender: Contender): void;
+  settleAbandoned(key: string, contender: Contender, when?: Promise<boolean>): void;
+  /** Keeps `work` in the client's background work, which close() waits for. */
+  track<R>(work: Promise<R>): Promise<R>;
+  /** True once the client is closing: background retries are then bounded. */
+  readonly closed: boolean;
 }
 
 export interface LockSettings {
@@ -138,10 +142,18 @@ export class Lock<T = unknown> {
   async extend(ms: number): Promise<void> {
     const leaseMs = checkDuration('extend(ms)', ms, { allowInfinity: true });
     this.host.engine.checkLeaseMs(leaseMs);
-    await this.write(leaseMs, async () => {
-      await this.host.engine.renew(this.lease, leaseMs);
-      this.settings = { ...this.settings, leaseMs };
-    });
+    if (this.state === 'held') this.cancelReleaseRetry(); // using the lock again: its release is the caller's again
+    await this.write(
+      async () => {
+        await this.host.engine.renew(this.lease, leaseMs);
+        const wasFailClosed = !Number.isFinite(this.settings.leaseMs);
+        // A fail-closed lock made finite needs renewing from now on, at the default pace.
+        const heartbeatMs =
+          wasFailClosed && Number.isFinite(leaseMs) ? leaseMs / 3 : this.settings.heartbeatMs;
+        this.settings = { ...this.settings, leaseMs, heartbeatMs };
+      },
+      { leaseMs },
+    );
   }
 
   /** Stores `data` in the lock record without unlocking (also renews the lease). */
@@ -149,9 +161,8 @@ export class Lock<T = unknown> {
     this.checkDeadline();
     if (this.state === 'lost') throw this.lostError!; // a lost lock says so before anything else
     this.host.checkData(data, this.lease);
-    await this.write(this.settings.leaseMs, () =>
-      this.host.engine.renew(this.lease, this.settings.leaseMs, { value: data }),
-    );
+    if (this.state === 'held') this.cancelReleaseRetry(); // using the lock again: its release is the caller's again
+    await this.write((leaseMs) => this.host.engine.renew(this.lease, leaseMs, { value: data }));
   }
 
   /**
@@ -164,10 +175,13 @@ export class Lock<T = unknown> {
     const withData = 'data' in options ? { value: options.data } : undefined;
     if (withData) this.host.checkData(withData.value, this.lease);
     this.checkDeadline();
-    if (this.state === 'released') return;
+    if (this.state === 'released') {
+      // Nothing to free, but data must be stored or the call must throw.
+      if (withData) throw new LockNotHeldError(this.key, 'it was already released; the data was not stored');
+      return;
+    }
     if (this.state === 'lost') throw this.lostError!;
-    this.releaseRetryTimer?.cancel();
-    this.releaseRetryTimer = undefined;
+    this.cancelReleaseRetry();
     await this.afterWrites(() => this.finishRelease(withData));
   }
 
@@ -197,9 +211,8 @@ export class Lock<T = unknown> {
     // Lost by the clock while a write may still land (or may have landed): once every write
     // is answered, the client makes sure the record does not stay held by this lock.
     if (this.writesInFlight > 0 || this.unsure) {
-      void this.afterWrites(async () => {
-        if (this.unsure || this.landedAfterLoss) this.host.settleAbandoned(this.key, this.contender());
-      });
+      const writesDone = this.writes.then(() => this.unsure || this.landedAfterLoss);
+      this.host.settleAbandoned(this.key, this.contender(), writesDone);
     }
   }
 
@@ -214,12 +227,37 @@ export class Lock<T = unknown> {
 
   /** A write of this lock was stored after the lock was marked lost. */
   private landedAfterLoss = false;
+  /** The release that failed and is being retried, with its data. */
+  private pendingRelease: { data: { value: unknown } | undefined } | undefined;
 
   private contender(): Contender {
     return {
       lockId: this.lease.lockId,
       terms: { leaseMs: this.settings.leaseMs, context: this.context },
     };
+  }
+
+  /** Trusts the lease no longer than `deadline` (keeps the earlier of the two), re-arming the loss timer. */
+  private lowerDeadline(deadline: number): void {
+    if (deadline >= this.deadline) return;
+    this.deadline = deadline;
+    this.armLossTimer();
+  }
+
+  /**
+   * Ends the lock at the deadline. Timers may fire a little early by the monotonic clock
+   * (Node rounds to whole ms on a cached loop time): then it waits again for the remainder.
+   */
+  private armLossTimer(): void {
+    this.lossTimer?.cancel();
+    const remaining = this.deadline - this.time.monotonic();
+    this.lossTimer = this.time.setTimer(
+      () => {
+        if (this.time.monotonic() < this.deadline) this.armLossTimer();
+        else this.checkDeadline();
+      },
+      Math.min(Math.max(1, remaining), LONGEST_TIMER_MS),
+    );
   }
 
   /** Past the deadline: the lease can no longer be trusted, whatever a timer would say later. */
@@ -230,6 +268,7 @@ export class Lock<T = unknown> {
       new LockLostError(
         this.key,
         'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)',
+        { maybeApplied: this.unsure },
       ),
     );
   }
@@ -237,11 +276,15 @@ export class Lock<T = unknown> {
   private async finishRelease(data: { value: unknown } | undefined): Promise<void> {
     this.checkDeadline();
     if (this.state === 'lost') throw this.lostError!;
-    if (this.state === 'released') return;
+    if (this.state === 'released') {
+      // Another release (close(), a release by handle) got there first, without this data.
+      if (data) throw new LockNotHeldError(this.key, 'it was already released; the data was not stored');
+      return;
+    }
     this.state = 'releasing';
     this.clearLeaseTimers();
     const holdMs = this.remainingMinimumHoldMs();
-    const sentAt = this.time.monotonic();
+    if (holdMs > 0) this.lowerDeadline(lossDeadline(this.time.monotonic(), holdMs, 0));
     this.writesInFlight++;
     try {
       if (holdMs > 0) {
@@ -252,22 +295,24 @@ export class Lock<T = unknown> {
         await this.host.releaseLease(this as Lock<unknown>, data);
       }
       this.unsure = false;
+      this.pendingRelease = undefined;
       this.markReleased();
     } catch (error) {
       if (error instanceof LockLostError) {
         this.markLost(error);
       } else if (this.state === 'releasing') {
         if (isUnknownOutcome(error)) {
-          // The store may now hold a free record or the shortened lease: trust the earlier end.
+          // The store may now hold a free record or the shortened lease (the deadline already
+          // counts it): the release is retried until that is settled.
           this.unsure = true;
-          if (holdMs > 0) this.deadline = Math.min(this.deadline, lossDeadline(sentAt, holdMs, 0));
-        } else {
-          this.state = 'held'; // certainly not applied: still ours, and we know it
+        } else if (!this.unsure) {
+          this.state = 'held'; // certainly not applied, nor an earlier attempt: still ours, and we know it
         }
         // Keep the lease renewed, and retry the release in the background so a caller that
         // cannot wait (a finished HTTP response, withLock after a throw) leaks nothing.
+        this.pendingRelease = { data };
         this.armTimers();
-        this.scheduleReleaseRetry(data);
+        this.scheduleReleaseRetry();
       }
       throw error;
     } finally {
@@ -288,21 +333,28 @@ export class Lock<T = unknown> {
 
   /**
    * Serialises writes to the record (renewals, updates) so each names the latest version.
-   * `leaseMs` is the lease the write asks for: on success the deadline counts from its send;
-   * on an unknown outcome the earlier of the old deadline and that one is kept.
+   * `send` gets the lease the write asks for, read when the write runs (an `extend` queued
+   * before it may have changed it): on success the deadline counts from its send; on an
+   * unknown outcome the earlier of the old deadline and that one is kept.
    */
-  private write(leaseMs: number, operation: () => Promise<void>, background = false): Promise<void> {
+  private write(
+    send: (leaseMs: number) => Promise<void>,
+    options: { leaseMs?: number; background?: boolean } = {},
+  ): Promise<void> {
     const run = async () => {
       this.checkDeadline();
       if (this.state === 'lost') throw this.lostError!;
       if (this.state === 'released') throw new LockNotHeldError(this.key, 'it was already released');
-      if (this.state === 'releasing' && !background) {
+      if (this.state === 'releasing' && !options.background) {
         throw new LockNotHeldError(this.key, 'it is being released (a release is being retried)');
       }
+      const leaseMs = options.leaseMs ?? this.settings.leaseMs;
       const started = this.time.monotonic();
+      // From the send on the store may hold this lease: a shorter one counts at once.
+      this.lowerDeadline(lossDeadline(started, leaseMs, 0));
       this.writesInFlight++;
       try {
-        await operation();
+        await send(leaseMs);
         if ((this.state as LockState) === 'lost') {
           this.landedAfterLoss = true;
           return;
@@ -321,7 +373,6 @@ export class Lock<T = unknown> {
         if (error instanceof LockLostError) this.markLost(error);
         else if (isUnknownOutcome(error)) {
           this.unsure = true;
-          this.deadline = Math.min(this.deadline, lossDeadline(started, leaseMs, 0));
           this.armTimers();
         }
         throw error;
@@ -354,12 +405,12 @@ export class Lock<T = unknown> {
       this.verifyTimer = this.time.setTimer(() => void this.verify(), this.settings.verifyMs);
     }
     if (!Number.isFinite(this.deadline)) return; // fail-closed: nothing expires
-    this.lossTimer = this.time.setTimer(() => this.checkDeadline(), this.deadline - now);
-    if (beat !== undefined) {
-      this.heartbeatTimer = this.time.setTimer(
-        () => void this.heartbeat(),
-        Math.min(beat, Math.max(0, this.deadline - now - 1)),
-      );
+    this.armLossTimer();
+    // A renewal must be able to land before the deadline; after a failure, none is tried in
+    // the last few ms (the loss timer ends the lock), so a refusing store meets no tight loop.
+    const delay = beat === undefined ? undefined : Math.min(beat, this.deadline - now - 1);
+    if (delay !== undefined && (delay >= MIN_RETRY_MS || (this.renewFailures === 0 && delay >= 0))) {
+      this.heartbeatTimer = this.time.setTimer(() => void this.heartbeat(), delay);
     }
   }
 
@@ -368,20 +419,22 @@ export class Lock<T = unknown> {
     if (heartbeatMs === false || !Number.isFinite(leaseMs)) return undefined;
     const interval = heartbeatMs < leaseMs ? heartbeatMs : leaseMs / 3;
     // After a failed renewal, retry sooner (but not in a tight loop).
-    return this.renewFailures === 0 ? interval : Math.max(10, interval / 2 ** this.renewFailures);
+    return this.renewFailures === 0 ? interval : Math.max(MIN_RETRY_MS, interval / 2 ** this.renewFailures);
   }
 
   private async heartbeat(): Promise<void> {
     // Woken up past the point where the lease can be trusted (a long pause): whatever a
     // renewal would find, the code that ran meanwhile was not protected.
     this.checkDeadline();
+    if (this.state === 'releasing' && this.pendingRelease) {
+      // A release of unknown outcome may have landed (the record free, or handed over): a
+      // renewal would find it and call the lock lost. Retrying the release settles it instead.
+      void this.host.track(this.retryRelease());
+      return;
+    }
     if (this.state !== 'held' && this.state !== 'releasing') return;
     try {
-      await this.write(
-        this.settings.leaseMs,
-        () => this.host.engine.renew(this.lease, this.settings.leaseMs),
-        true,
-      );
+      await this.write((leaseMs) => this.host.engine.renew(this.lease, leaseMs), { background: true });
     } catch (error) {
       if (this.state !== 'held' && this.state !== 'releasing') return;
       // Store failures are retried until the loss deadline; anything else (a corrupted record) ends the lease now.
@@ -404,10 +457,7 @@ export class Lock<T = unknown> {
     try {
       const current = await this.host.engine.read(this.key);
       const ours =
-        current !== null &&
-        (current.record.holder?.lockId === this.lease.lockId ||
-          this.lease.writeIds.has(current.record.writeId) ||
-          this.writesInFlight > 0);
+        current !== null && (this.lease.writeIds.has(current.record.writeId) || this.writesInFlight > 0);
       if (!ours && (this.state === 'held' || this.state === 'releasing')) {
         this.markLost(
           new LockLostError(
@@ -445,13 +495,35 @@ export class Lock<T = unknown> {
     this.verifyTimer = undefined;
   }
 
-  /** Retries a failed release with growing pauses until it lands or the lease is lost; never keeps the process alive. */
-  private scheduleReleaseRetry(data: { value: unknown } | undefined): void {
+  /**
+   * Retries a failed release with growing pauses until it lands or the lease is lost; never
+   * keeps the process alive. Once the client is closing, close() waits for the retries.
+   */
+  private scheduleReleaseRetry(): void {
     const delay = Math.min(RELEASE_RETRY_LONGEST_MS, RELEASE_RETRY_FIRST_MS * 2 ** this.releaseRetries++);
     this.releaseRetryTimer = this.time.setTimer(() => {
       this.releaseRetryTimer = undefined;
-      void this.release(data ? { data: data.value as T } : {}).catch(() => undefined);
+      void this.host.track(this.retryRelease());
     }, delay);
+  }
+
+  /** @internal One more attempt at a release that failed; close() calls it for locks still releasing. */
+  async retryRelease(): Promise<void> {
+    const pending = this.pendingRelease;
+    if (!pending) return;
+    const options = pending.data ? { data: pending.data.value as T } : {};
+    await this.release(options).catch(() => undefined);
+  }
+
+  /** @internal True while a release failed and is being retried. */
+  get releasePending(): boolean {
+    return this.pendingRelease !== undefined && (this.state === 'held' || this.state === 'releasing');
+  }
+
+  private cancelReleaseRetry(): void {
+    this.releaseRetryTimer?.cancel();
+    this.releaseRetryTimer = undefined;
+    this.pendingRelease = undefined;
   }
 }
 
@@ -461,6 +533,10 @@ function isUnknownOutcome(error: unknown): boolean {
 }
 
 const RELEASE_RETRY_FIRST_MS = 100;
+/** setTimeout's longest delay (about 24.8 days); a longer one would fire at once. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+/** Shortest pause before retrying a failed renewal. */
+const MIN_RETRY_MS = 10;
 const RELEASE_RETRY_LONGEST_MS = 5_000;
 
 /**

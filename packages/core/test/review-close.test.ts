@@ -1,0 +1,96 @@
+import { describe, expect, test } from 'vitest';
+import { type Lock, LockClient, type LockClientOptions } from '../src/index.js';
+import { ManualTime } from './helpers/manual-time.js';
+import { scriptedStore } from './helpers/scripted-store.js';
+
+function setup(options: Partial<LockClientOptions> = {}) {
+  const time = new ManualTime();
+  const scripted = scriptedStore(time);
+  const client = (extra: Partial<LockClientOptions> = {}, store = scripted.store) =>
+    new LockClient({
+      store,
+      leaseMs: 10_000,
+      retry: { attempts: 1 },
+      pollMs: 200,
+      clock: { time: time.scheduler() },
+      ...options,
+      ...extra,
+    });
+  return { time, scripted, client };
+}
+const replica = (s: ReturnType<typeof setup>) => s.client({}, s.scripted.inner);
+
+describe('review: close() and releases of unknown outcome', () => {
+  test('fail-closed: close() does not resolve while the release it made may not have landed', async () => {
+    const s = setup({ leaseMs: Number.POSITIVE_INFINITY });
+    const locks = s.client();
+    await locks.acquire('k');
+    s.scripted.nextWrite({ kind: 'apply-late' }); // close()'s release is lost on the way
+    let closed = false;
+    void locks.close().then(() => (closed = true));
+    await s.time.advance(10);
+    const info = await replica(s).inspect('k');
+    // The process exits once close() resolves: a fail-closed record left held stays held for ever.
+    expect(closed && info.state === 'held').toBe(false);
+  });
+
+  test('close() does not resolve while a renewal that landed after the loss still holds the key', async () => {
+    const s = setup({ leaseMs: 3_000, heartbeatMs: 1_000 });
+    const locks = s.client();
+    const lock = await locks.acquire('k');
+    s.scripted.nextWrite({ kind: 'slow', ms: 5_000 }); // applied at once, answered 5 s later
+    await s.time.advance(3_000);
+    expect(lock.signal.aborted).toBe(true);
+    let closed = false;
+    void locks.close().then(() => (closed = true));
+    await s.time.advance(10);
+    const info = await replica(s).inspect('k');
+    expect(closed && info.state === 'held').toBe(false);
+  });
+});
+
+describe('review: tokens after resume()', () => {
+  test('a hand-over from a resumed lease does not go below a token this client saw', async () => {
+    const s = setup();
+    const a = s.client();
+    for (let i = 0; i < 5; i++) await (await a.acquire('k')).release();
+    s.scripted.inner.documents.delete('k'); // a lifecycle rule
+    const fresh = await replica(s).acquire('k'); // token 1, by a client that never saw 5
+    const resumed = await a.resume(fresh.handle);
+    let next: Lock | undefined;
+    void a.acquire('k').then((l) => (next = l));
+    await s.time.advance(10);
+    await resumed.release(); // handed straight to the local waiter
+    expect(await s.time.until(() => next !== undefined, 5_000)).toBe(true);
+    expect(next!.fencingToken).toBeGreaterThan(5);
+  });
+});
+
+describe('review: close() while a hand-over to a local waiter is in flight', () => {
+  test('the waiter does not end up holding the lock after close() resolved', async () => {
+    const s = setup({ leaseMs: Number.POSITIVE_INFINITY });
+    const locks = s.client();
+    const first = await locks.acquire('k');
+    let waiter: Lock | undefined;
+    let waiterError: unknown;
+    void locks.acquire('k').then(
+      (l) => (waiter = l),
+      (e: unknown) => (waiterError = e),
+    );
+    await s.time.advance(1);
+    s.scripted.nextWrite({ kind: 'slow', ms: 1_000 }, (record) => record?.holder !== null); // the hand-over
+    const released = first.release();
+    await s.time.advance(0); // the hand-over is on the wire
+    let closed = false;
+    void locks.close().then(() => (closed = true));
+    await s.time.until(() => closed, 5_000);
+    await released;
+    const info = await replica(s).inspect('k');
+    expect({
+      closed,
+      waiterHolds: waiter?.isHeld ?? false,
+      waiterRejected: waiterError !== undefined,
+      state: info.state,
+    }).toEqual({ closed: true, waiterHolds: false, waiterRejected: true, state: 'free' });
+  });
+});

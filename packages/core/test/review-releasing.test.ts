@@ -1,0 +1,154 @@
+import { describe, expect, test } from 'vitest';
+import {
+  type Lock,
+  LockClient,
+  type LockClientOptions,
+  type LockEvent,
+  LockStoreError,
+} from '../src/index.js';
+import { ManualTime } from './helpers/manual-time.js';
+import { scriptedStore } from './helpers/scripted-store.js';
+
+const held = (lock: Lock | undefined) => lock !== undefined && lock.isHeld && !lock.signal.aborted;
+
+function setup(options: Partial<LockClientOptions> = {}) {
+  const time = new ManualTime();
+  const scripted = scriptedStore(time);
+  const client = (extra: Partial<LockClientOptions> = {}, store = scripted.store) =>
+    new LockClient({
+      store,
+      leaseMs: 10_000,
+      retry: { attempts: 1 },
+      pollMs: 200,
+      clock: { time: time.scheduler() },
+      ...options,
+      ...extra,
+    });
+  return { time, scripted, client };
+}
+const replica = (s: ReturnType<typeof setup>, extra: Partial<LockClientOptions> = {}) =>
+  s.client(extra, s.scripted.inner);
+
+describe('review: a release of unknown outcome, then a retry the store refused', () => {
+  test.each([
+    ['trusted', {}],
+    ['untrusted', { clock: 'untrusted' as const }],
+  ])('%s: the lock must not be held again while the first release can still land', async (_n, opts) => {
+    const s = setup();
+    const time = s.time;
+    const clock =
+      'clock' in opts ? { mode: 'untrusted' as const, time: time.scheduler() } : { time: time.scheduler() };
+    const lock = await s.client({ clock }).acquire('k');
+    s.scripted.nextWrite({ kind: 'apply-late' }); // the release: timed out, lands later
+    s.scripted.nextWrite({ kind: 'refused' }); // its background retry: certainly refused
+    await expect(lock.release()).rejects.toMatchObject({ maybeApplied: true });
+    await time.advance(150); // the retry runs and is refused
+    await s.scripted.landLate(); // the first release lands now: the key is free
+    const other = await replica(s, { clock }).tryAcquire('k');
+    expect(other).not.toBeNull();
+    // Two Lock objects of one key, both held with live signals.
+    expect(held(lock) && held(other!)).toBe(false);
+  });
+});
+
+describe('review: a fail-closed hand-over of unknown outcome whose waiter gave up', () => {
+  test.each([
+    ['lands after the waiter left', 'apply-late' as const],
+    ['landed, its answer and the re-read were lost', 'lose-answer' as const],
+  ])(
+    '%s: the key is not held for ever by the lock id of the waiter that left; the next waiter gets it',
+    async (_n, kind) => {
+      const s = setup({ leaseMs: Number.POSITIVE_INFINITY });
+      const locks = s.client();
+      const first = await locks.acquire('k');
+      const leaving = new AbortController();
+      const gaveUp = locks.acquire('k', { signal: leaving.signal }).catch((e: unknown) => e);
+      let next: Lock | undefined;
+      let nextError: unknown;
+      void locks.acquire('k').then(
+        (lock) => (next = lock),
+        (e: unknown) => (nextError = e),
+      );
+      await s.time.advance(1);
+      s.scripted.nextWrite({ kind }, (record) => record?.holder !== null); // the hand-over
+      if (kind === 'lose-answer') s.scripted.nextReadFails();
+      await expect(first.release()).rejects.toMatchObject({ maybeApplied: true });
+      leaving.abort(new Error('caller left'));
+      await gaveUp;
+      await s.time.advance(10); // the client settles the abandoned hand-over
+      await s.scripted.landLate(); // (apply-late: the hand-over lands only now)
+      await s.time.advance(60_000);
+      const stranded = next === undefined && nextError === undefined;
+      await locks.close();
+      const info = await replica(s).inspect('k');
+      expect({ stranded, state: info.state }).toEqual({ stranded: false, state: 'free' });
+    },
+  );
+});
+
+describe('review: resume() elsewhere of a lock nothing renews', () => {
+  test.each([
+    ['fail-closed', { leaseMs: Number.POSITIVE_INFINITY }],
+    ['heartbeatMs: false', { heartbeatMs: false as const }],
+  ])('%s: the old lock aborts within 5 polls once another client resumed it', async (_n, options) => {
+    const s = setup(options);
+    const old = await s.client().acquire('k');
+    const resumed = await replica(s).resume(old.handle);
+    expect(held(resumed)).toBe(true);
+    await s.time.advance(5 * 200 + 50);
+    expect(held(old) && held(resumed)).toBe(false);
+  });
+});
+
+describe('review: a release({ data }) the store certainly refused', () => {
+  test('is not stored later over an update the caller made after the refusal', async () => {
+    const s = setup();
+    const lock = await s.client().acquire('k');
+    s.scripted.nextWrite({ kind: 'refused' });
+    const error = await lock.release({ data: 'refused release' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as LockStoreError).maybeApplied).toBe(false); // reported as not applied
+    expect(lock.isHeld).toBe(true);
+    await lock.update('later update'); // succeeds: the caller still holds the lock
+    await s.time.advance(1_000);
+    const info = await replica(s).inspect('k');
+    // "a write reported as not applied is never visible later; nothing is reverted silently"
+    expect(info.data).not.toBe('refused release');
+  });
+});
+
+describe('review: the heartbeat of a releasing lock', () => {
+  test('a release that landed unseen is not reported as lost when the heartbeat comes first', async () => {
+    const events: LockEvent['type'][] = [];
+    let onLost = 0;
+    const s = setup({ leaseMs: 300, onEvent: (event) => events.push(event.type) });
+    const lock = await s.client().acquire('k', { onLost: () => onLost++ });
+    s.scripted.nextWrite({ kind: 'lose-answer' });
+    s.scripted.nextReadFails();
+    await expect(lock.release()).rejects.toBeInstanceOf(LockStoreError);
+    await s.time.advance(1_000);
+    expect({ events, onLost, aborted: lock.signal.aborted }).toEqual({
+      events: ['acquired', 'released'],
+      onLost: 0,
+      aborted: false,
+    });
+  });
+});
+
+describe('review: record extensions', () => {
+  test('forceRelease keeps fields a newer version wrote', async () => {
+    const s = setup();
+    s.scripted.inner.documents.set('k', {
+      version: 'v-new',
+      text: JSON.stringify({
+        latch: 1,
+        token: 3,
+        holder: { owner: 'o', lockId: 'l', acquiredAt: 1, renewedAt: 1, leaseMs: 10, expiresAt: 11 },
+        writeId: 'w',
+        quota: { max: 5 },
+      }),
+    });
+    expect(await s.client().forceRelease('k')).toBe(true);
+    expect(JSON.parse(s.scripted.inner.documents.get('k')!.text)).toMatchObject({ quota: { max: 5 } });
+  });
+});
