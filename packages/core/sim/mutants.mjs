@@ -1,0 +1,296 @@
+#!/usr/bin/env node
+// Proof that the simulator has teeth: for each mutant (one exact search/replace in one core
+// source file, reintroducing a bug the review found or the audit named), copy core to a
+// scratch directory, apply the patch, build the simulator there and run the CI seed budget,
+// stopping at the first failing seed. Seeds the unmutated code already fails are skipped for
+// every mutant, so a mutant only counts as found by a seed that passes without it.
+//
+//   pnpm sim:mutants [--only name,name] [--seeds N] [--minutes M] [--keep] [--ignore REGEX]
+//
+// --ignore passes over violations matching REGEX ("check: message") in every run, baseline
+// included: only to see past a known core bug while it is being fixed.
+//
+// Prints: mutant | file | found by seed | check that failed | seeds run.
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const core = join(dirname(fileURLToPath(import.meta.url)), '..');
+const root = join(core, '..', '..');
+
+/** Each mutant: where, what to find (exactly once), what to put instead. */
+const MUTANTS = [
+  {
+    name: 'hand-over keeps the token',
+    file: 'src/lease-protocol.ts',
+    search: 'token: Math.max(base.token, this.known.tokenFloor(lease.key)) + 1,',
+    replace: 'token: base.token,',
+  },
+  {
+    name: 'release without the version check',
+    file: 'src/lease-protocol.ts',
+    search:
+      'async release(lease: LeaseState, data?: { value: unknown }, signal?: AbortSignal): Promise<void> {\n',
+    replace:
+      'async release(lease: LeaseState, data?: { value: unknown }, signal?: AbortSignal): Promise<void> {\n    const latest = await this.read(lease.key, signal);\n    if (latest) lease.version = latest.version;\n',
+  },
+  {
+    name: 'no renewal deadline (loss timer never fires)',
+    file: 'src/lock.ts',
+    search: '  private checkDeadline(): void {\n',
+    replace: '  private checkDeadline(): void {\n    if (this.fencingToken >= 0) return;\n',
+  },
+  {
+    name: 'arrivedInTime always true',
+    file: 'src/lock.ts',
+    search: 'export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {\n',
+    replace:
+      'export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {\n  if (leaseMs > -1) return true;\n',
+  },
+  {
+    name: 'renewal timed from when it lands',
+    file: 'src/lease-protocol.ts',
+    search: '    lease.sentAt = sentAt;\n',
+    replace: '    lease.sentAt = this.clock.time.monotonic() + 0 * sentAt;\n',
+  },
+  {
+    name: 'claim any lease 10 ms after its last write',
+    file: 'src/lease-protocol.ts',
+    search:
+      '    if (!holder) return true;\n    if (holder.leaseMs === null) return false;\n    if (this.clock.mode',
+    replace:
+      '    if (!holder || holder.renewedAt < this.clock.time.now() - 10) return true;\n    if (holder.leaseMs === null) return false;\n    if (this.clock.mode',
+  },
+  {
+    name: 'review 1: handOver does not set firstSentAt',
+    file: 'src/lease-protocol.ts',
+    search: '    next.firstSentAt ??= sentAt;\n',
+    replace: '    next.firstSentAt ??= undefined as unknown as number;\n',
+  },
+  {
+    name: "review 2a: the re-read's error rethrown as not applied",
+    file: 'src/lease-protocol.ts',
+    search: '      throw stillUnknown(key, unsure ?? error, error);\n',
+    replace: '      throw error;\n',
+  },
+  {
+    name: 'review 2b: record unchanged after a timeout taken as not applied',
+    file: 'src/lease-protocol.ts',
+    search: '    if (unchanged) throw stillUnknown(key, unsure);\n',
+    replace:
+      "    if (unchanged) throw new LockStoreError('not applied', { retryable: true, maybeApplied: false });\n",
+  },
+  {
+    name: 'review 2b: claimInOneRequest busy after a maybe-applied claim',
+    file: 'src/lease-protocol.ts',
+    search:
+      '      // Not there now, but a request whose condition is a state may still land later: unknown.\n      throw stillUnknown(key, error);\n',
+    replace: '      return { lease: null, current };\n',
+  },
+  {
+    name: 'review 2: abandoned claims never settled',
+    file: 'src/lock-client.ts',
+    search: '    if (!settle || contender.abandoned) return;\n',
+    replace: '    if (contender.lockId || !settle || contender.abandoned) return;\n',
+  },
+  {
+    name: 'review 3: unknown-outcome renewal keeps the later deadline',
+    file: 'src/lock.ts',
+    search: '          this.deadline = Math.min(this.deadline, lossDeadline(started, leaseMs, 0));\n',
+    replace: '\n',
+  },
+  {
+    name: 'review 5: late hand-over strands the waiter',
+    file: 'src/lock-client.ts',
+    search:
+      '      const current = this.waitersFor(waiters.key);\n      if (!current.waiters.includes(waiter)) current.waiters.unshift(waiter);\n      this.ensurePolling(current);\n',
+    replace: '      if (!waiters.waiters.includes(waiter)) waiters.waiters.unshift(waiter);\n',
+  },
+  {
+    name: 'review 6: fail-closed locks never verify ownership',
+    file: 'src/lock.ts',
+    search:
+      '      this.verifyTimer = this.time.setTimer(() => void this.verify(), this.settings.verifyMs);\n',
+    replace: '\n',
+  },
+  {
+    name: 'isHeld does not check the deadline',
+    file: 'src/lock.ts',
+    search: '  get isHeld(): boolean {\n    this.checkDeadline();\n',
+    replace: '  get isHeld(): boolean {\n',
+  },
+];
+
+function parseArgs(argv) {
+  const args = { only: undefined, seeds: undefined, minutes: undefined, ignore: undefined, keep: false };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].includes('=') ? argv[i].split('=', 2) : [argv[i], undefined];
+    const value = () => inline ?? argv[++i];
+    if (flag === '--only') args.only = value().split(',');
+    else if (flag === '--seeds') args.seeds = value();
+    else if (flag === '--minutes') args.minutes = value();
+    else if (flag === '--keep') args.keep = true;
+    else if (flag === '--ignore') args.ignore = value();
+    else if (flag !== '--') {
+      console.error(`mutants: unknown argument ${argv[i]}`);
+      process.exit(2);
+    }
+  }
+  return args;
+}
+
+/**
+ * A scratch copy of core (sources, simulator, configs) with node_modules linked, not copied,
+ * made from `from` (the working tree, or the snapshot every run of this script starts from:
+ * core may be edited while the script runs, and every mutant must be one patch away from
+ * the code the baseline ran).
+ */
+function scratchCopy(name, from = core) {
+  const dir = mkdtempSync(join(tmpdir(), `latch-mutant-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 30)}-`));
+  const pkg = join(dir, 'packages', 'core');
+  mkdirSync(pkg, { recursive: true });
+  cpSync(join(root, 'tsconfig.base.json'), join(dir, 'tsconfig.base.json'));
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  for (const entry of ['src', 'sim', 'tsconfig.json', 'tsconfig.sim.json', 'package.json']) {
+    cpSync(join(from, entry), join(pkg, entry), { recursive: true });
+  }
+  symlinkSync(join(core, 'node_modules'), join(pkg, 'node_modules'), 'dir');
+  return { dir, pkg };
+}
+
+function build(pkg) {
+  const tsc = join(core, 'node_modules', '.bin', 'tsc');
+  execFileSync(tsc, ['-p', join(pkg, 'tsconfig.sim.json')], { stdio: 'pipe' });
+}
+
+/** Runs the simulator's CLI; resolves with its output lines once it exits. */
+function runSim(pkg, extra) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(pkg, 'sim-dist', 'sim', 'cli.js'), ...extra], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+    });
+    child.on('exit', (code) => resolve({ code, lines: out.split('\n') }));
+  });
+}
+
+function budgetArgs(args) {
+  const extra = ['--ci', '--json'];
+  if (args.seeds) extra.push(`--seeds=${args.seeds}`);
+  if (args.minutes) extra.push(`--minutes=${args.minutes}`);
+  if (args.ignore) extra.push(`--ignore=${args.ignore}`);
+  return extra;
+}
+
+function lastJson(lines) {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    if (lines[i].startsWith('{"summary"')) return JSON.parse(lines[i]);
+  }
+  return undefined;
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const started = performance.now();
+  const mutants = MUTANTS.filter((m) => !args.only || args.only.some((o) => m.name.includes(o)));
+
+  // The unmutated code first: seeds it fails say nothing about a mutant.
+  console.log('baseline: building and running the CI budget on the unmutated code...');
+  const base = scratchCopy('baseline');
+  try {
+    build(base.pkg);
+  } catch (error) {
+    console.error(`mutants: core does not compile as it is now:\n${String(error.stdout)}`);
+    process.exit(2);
+  }
+  const baseline = await runSim(base.pkg, [...budgetArgs(args), '--keep-going']);
+  const failing = baseline.lines.flatMap((line) => {
+    const match = /^seed (\d+): /.exec(line);
+    return match ? [Number(match[1])] : [];
+  });
+  const skipFile = join(base.dir, 'baseline-failing-seeds.json');
+  writeFileSync(skipFile, JSON.stringify(failing));
+  const baseSummary = lastJson(baseline.lines);
+  console.log(
+    `baseline: ${baseSummary?.seeds ?? '?'} seeds, ${failing.length} failing${failing.length ? ` (skipped for every mutant: ${failing.slice(0, 20).join(', ')}${failing.length > 20 ? ', ...' : ''})` : ''}`,
+  );
+
+  const rows = [];
+  for (const mutant of mutants) {
+    const { dir, pkg } = scratchCopy(mutant.name, base.pkg);
+    const file = join(pkg, mutant.file);
+    const source = readFileSync(file, 'utf8');
+    const count = source.split(mutant.search).length - 1;
+    if (count !== 1) {
+      rows.push({ mutant, seed: '-', check: `pattern found ${count} times: update it`, seeds: 0 });
+      if (!args.keep) rmSync(dir, { recursive: true, force: true });
+      continue;
+    }
+    writeFileSync(file, source.replace(mutant.search, mutant.replace));
+    try {
+      build(pkg);
+    } catch (error) {
+      rows.push({
+        mutant,
+        seed: '-',
+        check: `does not compile: ${String(error.stdout).slice(0, 200)}`,
+        seeds: 0,
+      });
+      if (!args.keep) rmSync(dir, { recursive: true, force: true });
+      continue;
+    }
+    const t = performance.now();
+    const run = await runSim(pkg, [...budgetArgs(args), `--skip=${skipFile}`]);
+    const summary = lastJson(run.lines);
+    const violation = summary?.violation;
+    rows.push({
+      mutant,
+      seed: violation ? String(violation.seed) : 'SURVIVED',
+      check: violation ? violation.check : '-',
+      message: violation?.message ?? '',
+      seeds: summary?.seeds ?? 0,
+      wall: ((performance.now() - t) / 1000).toFixed(0),
+    });
+    console.log(
+      `${mutant.name}: ${violation ? `found by seed ${violation.seed} (${violation.check})` : 'SURVIVED'} after ${summary?.seeds ?? '?'} seeds`,
+    );
+    if (args.keep) console.log(`  kept: ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
+  }
+  if (!args.keep) rmSync(base.dir, { recursive: true, force: true });
+
+  const header = ['mutant', 'file', 'found by seed', 'check that failed', 'seeds run'];
+  const table = rows.map((r) => [r.mutant.name, r.mutant.file, r.seed, r.check, String(r.seeds)]);
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
+  const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  console.log('');
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const row of table) console.log(line(row));
+  console.log(
+    '\nWhat each seed found (replay in the mutated copy with --keep, then `node <copy>/packages/core/sim-dist/sim/cli.js --seed S`):',
+  );
+  for (const row of rows) if (row.message) console.log(`- ${row.mutant.name}: ${row.message}`);
+  console.log(`\n${((performance.now() - started) / 60000).toFixed(1)} min in all`);
+  process.exitCode = rows.some((r) => r.seed === 'SURVIVED' || r.seed === '-') ? 1 : 0;
+}
+
+if (!existsSync(join(core, 'node_modules', '.bin', 'tsc'))) {
+  console.error('mutants: run pnpm install first (packages/core/node_modules/.bin/tsc is missing)');
+  process.exit(2);
+}
+await main();

@@ -1,0 +1,580 @@
+import { LockStoreError } from '../src/errors.js';
+import type { Lock } from '../src/lock.js';
+import type { AcquireOptions } from '../src/lock-client.js';
+import {
+  type Checker,
+  type DataOutcome,
+  dataOutcomeOf,
+  type HandedLock,
+  type HandedVia,
+} from './checkers.js';
+import type { RunConfig } from './config.js';
+import type { Rng } from './rng.js';
+import type { PendingCall, SimClient } from './sim-client.js';
+import { bump, type SimStats } from './stats.js';
+import type { Trace } from './trace.js';
+import type { World } from './world.js';
+
+/** What the workload needs from the run it drives. */
+export interface RunContext {
+  readonly world: World;
+  readonly config: RunConfig;
+  readonly checker: Checker;
+  readonly trace: Trace;
+  readonly stats: SimStats;
+  /** Current incarnation of every client slot. */
+  readonly clients: SimClient[];
+  /** Virtual time from which faults have stopped and tight bounds apply. */
+  readonly quietFrom: number;
+  /** Schedules the liveness check of a waiting call. */
+  watch(call: PendingCall): void;
+}
+
+/** Thrown by user code on purpose (a withLock body or onElected that fails). */
+export class SimBodyError extends Error {
+  constructor(where: string) {
+    super(`simulated failure in ${where}`);
+    this.name = 'SimBodyError';
+  }
+}
+
+/**
+ * The random workload: user code calling every public operation of LockClient and Lock on
+ * random clients and keys at random times, holding locks for random spans (often longer than
+ * a heartbeat, sometimes several leases), writing to the fenced resource after checking
+ * `isHeld`, storing unique data values, passing handles between clients.
+ */
+export class Workload {
+  private readonly rng: Rng;
+  private dataSeq = 0;
+  private running = true;
+
+  constructor(private readonly run: RunContext) {
+    this.rng = run.world.stream('workload');
+  }
+
+  start(): void {
+    this.scheduleNext();
+  }
+
+  stop(): void {
+    this.running = false;
+  }
+
+  private scheduleNext(): void {
+    const gap = this.rng.exp(this.run.config.meanOpGapMs);
+    this.run.world.after(gap, () => {
+      if (!this.running || this.run.world.now >= this.run.config.activeMs) return;
+      this.startOne();
+      this.scheduleNext();
+    });
+  }
+
+  private op(kind: string, client: SimClient, key: string, what = ''): void {
+    bump(this.run.stats.ops, kind);
+    this.run.trace.add(this.run.world.now, client.id, key, `${kind}${what ? ` ${what}` : ''}`);
+  }
+
+  private note(client: SimClient, key: string, what: string): void {
+    this.run.trace.add(this.run.world.now, client.id, key, what);
+  }
+
+  private startOne(): void {
+    const usable = this.run.clients.filter((c) => c.usable);
+    if (usable.length === 0) return;
+    const client = this.rng.pick(usable);
+    const key = this.rng.pick(this.run.config.keys);
+    const kind = this.rng.weighted({
+      acquire: 30,
+      tryAcquire: 12,
+      withLock: 25,
+      forceRelease: 1.5,
+      campaign: client.campaigns.size === 0 ? 2 : 0,
+    });
+    // User code runs on its process's event loop (deferred while that loop is blocked).
+    client.process.after(0, () => {
+      if (!client.usable) return;
+      switch (kind) {
+        case 'acquire':
+          return this.acquire(client, key);
+        case 'tryAcquire':
+          return this.tryAcquire(client, key);
+        case 'withLock':
+          return this.withLock(client, key);
+        case 'forceRelease':
+          return this.forceRelease(client, key);
+        case 'campaign':
+          return this.campaign(client, key);
+      }
+    });
+  }
+
+  // ---- acquiring -------------------------------------------------------------------------
+
+  /** Random per-call lease options (fail-closed sometimes, lockAtLeastMs sometimes). */
+  private leaseOptions(client: SimClient): Pick<AcquireOptions, 'leaseMs' | 'heartbeatMs' | 'lockAtLeastMs'> {
+    const options: Pick<AcquireOptions, 'leaseMs' | 'heartbeatMs' | 'lockAtLeastMs'> = {};
+    const r = this.rng.next();
+    if (this.run.config.failClosed && r < 0.08) options.leaseMs = Number.POSITIVE_INFINITY;
+    else if (r < 0.2) {
+      options.leaseMs = this.rng.pick([1000, 2000, 4000, 8000]);
+      if (this.rng.chance(0.3)) options.heartbeatMs = this.rng.chance(0.3) ? false : options.leaseMs / 4;
+    }
+    if (this.rng.chance(0.08)) {
+      options.lockAtLeastMs = this.rng.real(100, 2 * (options.leaseMs ?? client.config.leaseMs));
+      if (!Number.isFinite(options.lockAtLeastMs)) options.lockAtLeastMs = 5000;
+    }
+    return options;
+  }
+
+  private waitOptions(client: SimClient): { waitMs: number; cancelAfter?: number; failFast: boolean } {
+    const lease = client.config.leaseMs;
+    const r = this.rng.next();
+    const failFast = this.rng.chance(0.1);
+    if (r < 0.15) return { waitMs: 0, failFast };
+    if (r < 0.6) return { waitMs: this.rng.real(20, 3 * lease), failFast };
+    return {
+      waitMs: Number.POSITIVE_INFINITY,
+      failFast,
+      ...(this.rng.chance(0.6) ? { cancelAfter: this.rng.real(50, 5 * lease) } : {}),
+    };
+  }
+
+  private pendingCall(client: SimClient, kind: string, key: string, waitMs: number): PendingCall {
+    const call: PendingCall = {
+      kind,
+      key,
+      client,
+      startedAt: this.run.world.now,
+      waitMs,
+      quiet: this.run.world.now >= this.run.quietFrom,
+      waiting: true,
+      pausedAtStart: client.process.pausedMs(),
+    };
+    client.pending.add(call);
+    this.run.watch(call);
+    return call;
+  }
+
+  private acquire(client: SimClient, key: string): void {
+    const lease = this.leaseOptions(client);
+    const wait = this.waitOptions(client);
+    const options: AcquireOptions = { ...lease, waitMs: wait.waitMs };
+    if (wait.failFast) options.failFastOnStoreError = true;
+    let reason: Error | undefined;
+    if (wait.cancelAfter !== undefined) {
+      const controller = new AbortController();
+      reason = new Error('sim: the caller gave up');
+      const r = reason;
+      client.process.after(wait.cancelAfter, () => controller.abort(r));
+      options.signal = controller.signal;
+    }
+    this.op('acquire', client, key, describeOptions(options));
+    const call = this.pendingCall(client, 'acquire', key, wait.waitMs);
+    let attempt: Promise<Lock<unknown>>;
+    try {
+      attempt = client.client.acquire(key, options);
+    } catch (error) {
+      attempt = Promise.reject(error);
+    }
+    attempt.then(
+      (lock) => {
+        this.settle(call);
+        const entry = this.hand(lock, client, 'acquire', options);
+        void this.hold(entry, client, true);
+      },
+      (error) => {
+        this.settle(call);
+        this.note(client, key, `acquire failed: ${errorName(error)}`);
+        this.run.checker.typedError('acquire', error, reason ? [reason] : []);
+      },
+    );
+  }
+
+  private tryAcquire(client: SimClient, key: string): void {
+    const options = this.leaseOptions(client);
+    this.op('tryAcquire', client, key, describeOptions(options));
+    const call = this.pendingCall(client, 'tryAcquire', key, 0);
+    let attempt: Promise<Lock<unknown> | null>;
+    try {
+      attempt = client.client.tryAcquire(key, options);
+    } catch (error) {
+      attempt = Promise.reject(error);
+    }
+    attempt.then(
+      (lock) => {
+        this.settle(call);
+        if (!lock) {
+          this.note(client, key, 'tryAcquire: busy');
+          return;
+        }
+        const entry = this.hand(lock, client, 'tryAcquire', options);
+        void this.hold(entry, client, true);
+      },
+      (error) => {
+        this.settle(call);
+        this.note(client, key, `tryAcquire failed: ${errorName(error)}`);
+        this.run.checker.typedError('tryAcquire', error);
+      },
+    );
+  }
+
+  private withLock(client: SimClient, key: string): void {
+    const lease = this.leaseOptions(client);
+    const wait = this.waitOptions(client);
+    const options: AcquireOptions = { ...lease, waitMs: wait.waitMs };
+    if (wait.failFast) options.failFastOnStoreError = true;
+    const bodyError = this.rng.chance(0.08) ? new SimBodyError('withLock body') : undefined;
+    let reason: Error | undefined;
+    if (wait.cancelAfter !== undefined) {
+      const controller = new AbortController();
+      reason = new Error('sim: the caller gave up');
+      const r = reason;
+      client.process.after(wait.cancelAfter, () => controller.abort(r));
+      options.signal = controller.signal;
+    }
+    this.op('withLock', client, key, describeOptions(options));
+    const call = this.pendingCall(client, 'withLock', key, wait.waitMs);
+    let result: Promise<unknown>;
+    try {
+      result = client.client.withLock(
+        key,
+        async (lock) => {
+          this.settle(call);
+          const entry = this.hand(lock, client, 'withLock', options);
+          await this.hold(entry, client, false);
+          if (bodyError) throw bodyError;
+          return entry.seq;
+        },
+        options,
+      );
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    result.then(
+      () => this.note(client, key, 'withLock done'),
+      (error) => {
+        this.settle(call);
+        this.note(client, key, `withLock failed: ${errorName(error)}`);
+        const allowed: unknown[] = bodyError ? [bodyError] : [];
+        if (reason) allowed.push(reason);
+        this.run.checker.typedError('withLock', error, allowed);
+      },
+    );
+  }
+
+  private settle(call: PendingCall): void {
+    call.waiting = false;
+    call.client.pending.delete(call);
+  }
+
+  private hand(
+    lock: Lock<unknown>,
+    client: SimClient,
+    via: HandedVia,
+    options: AcquireOptions,
+    resumeStartedAt?: number,
+  ): HandedLock {
+    const settings = (lock as unknown as { settings?: { heartbeatMs?: number | false } }).settings;
+    const entry = this.run.checker.handed(lock, client, via, {
+      heartbeatMs: settings?.heartbeatMs ?? false,
+      lockAtLeast: options.lockAtLeastMs !== undefined,
+      ...(resumeStartedAt === undefined ? {} : { resumeStartedAt }),
+    });
+    this.note(
+      client,
+      lock.key,
+      `handed ${entry.lockId} token ${lock.fencingToken} (${via})${entry.takenAwayAt !== undefined ? ' [taken away before handed]' : ''}`,
+    );
+    return entry;
+  }
+
+  // ---- holding ---------------------------------------------------------------------------
+
+  /**
+   * User code holding a lock: a few steps spread over the hold (fenced writes after an
+   * `isHeld` check, updates, extends), then, when `ends` (not withLock, which releases
+   * itself), a release of some kind, a hand-off to another client, or nothing at all.
+   */
+  private async hold(entry: HandedLock, client: SimClient, ends: boolean): Promise<void> {
+    const { lock } = entry;
+    const lease = entry.leaseMs > 0 ? entry.leaseMs : 5000;
+    const beat = entry.heartbeatMs === false ? lease / 3 : entry.heartbeatMs;
+    const span = this.rng.weighted({ short: 5, medium: 3, long: 2 });
+    const holdMs =
+      span === 'short'
+        ? this.rng.real(0, 100)
+        : span === 'medium'
+          ? this.rng.real(0.2, 2) * beat
+          : this.rng.real(1, 4) * lease;
+    const steps = this.rng.int(1, 5);
+    for (let i = 0; i < steps; i++) {
+      await client.sleep(holdMs / steps);
+      if (!lock.isHeld) break;
+      const action = this.rng.weighted({ write: 6, update: 2, extend: 1 });
+      if (action === 'write') {
+        if (lock.isHeld) this.run.checker.resourceWrite(entry);
+      } else if (action === 'update') {
+        await this.update(entry, client);
+      } else {
+        await this.extend(entry, client);
+      }
+    }
+    if (lock.isHeld) this.run.checker.resourceWrite(entry);
+    if (!ends) return;
+    const end = this.rng.weighted({
+      release: 6,
+      releaseWithData: 2,
+      releaseByHandle: 0.7,
+      resume: 0.7,
+      abandon: 0.2,
+    });
+    if (end === 'release' || end === 'releaseWithData') await this.release(entry, client, end);
+    else if (end === 'releaseByHandle') this.releaseByHandle(entry, client);
+    else if (end === 'resume') this.resumeElsewhere(entry, client);
+    else this.note(client, entry.key, `abandons ${entry.lockId}`);
+  }
+
+  private async update(entry: HandedLock, client: SimClient): Promise<void> {
+    const w = ++this.dataSeq;
+    this.op('update', client, entry.key, `w=${w} by ${entry.lockId}`);
+    try {
+      await entry.lock.update({ w });
+      this.dataSettled(entry, client, w, 'stored', 'update');
+    } catch (error) {
+      this.run.checker.typedError('update', error);
+      this.dataSettled(entry, client, w, dataOutcomeOf(error), 'update', error);
+    }
+  }
+
+  private async extend(entry: HandedLock, client: SimClient): Promise<void> {
+    const lease = entry.leaseMs > 0 ? entry.leaseMs : client.config.leaseMs;
+    const ms = this.rng.chance(0.5) ? this.rng.real(1, 3) * lease : this.rng.real(0.3, 0.95) * lease;
+    this.op('extend', client, entry.key, `${Math.round(ms)} ms by ${entry.lockId}`);
+    try {
+      // Recorded before the write: from the moment it is sent, the store may hold the longer lease.
+      this.run.checker.extended(entry, ms);
+      await entry.lock.extend(ms);
+    } catch (error) {
+      this.note(client, entry.key, `extend failed: ${errorName(error)}`);
+      this.run.checker.typedError('extend', error);
+    }
+  }
+
+  private async release(entry: HandedLock, client: SimClient, how: string): Promise<void> {
+    const w = how === 'releaseWithData' ? ++this.dataSeq : undefined;
+    this.op('release', client, entry.key, `${entry.lockId}${w ? ` w=${w}` : ''}`);
+    try {
+      await (w === undefined ? entry.lock.release() : entry.lock.release({ data: { w } }));
+      this.note(client, entry.key, `released ${entry.lockId}`);
+      if (w !== undefined) this.dataSettled(entry, client, w, 'stored', 'release');
+    } catch (error) {
+      this.note(client, entry.key, `release failed: ${errorName(error)}`);
+      this.run.checker.typedError('release', error);
+      if (w !== undefined) {
+        // A release that failed on a store error is retried in the background (documented):
+        // its data may still land.
+        const outcome = error instanceof LockStoreError ? 'unknown' : dataOutcomeOf(error);
+        this.dataSettled(entry, client, w, outcome, 'release', error);
+      }
+    }
+  }
+
+  private otherClient(client: SimClient): SimClient | undefined {
+    const others = this.run.clients.filter((c) => c.usable && c.slot !== client.slot);
+    return others.length === 0 ? undefined : this.rng.pick(others);
+  }
+
+  /** Another process releases the lock by its handle (the acquire-here, release-there pattern). */
+  private releaseByHandle(entry: HandedLock, client: SimClient): void {
+    const other = this.otherClient(client);
+    if (!other) return;
+    const w = this.rng.chance(0.3) ? ++this.dataSeq : undefined;
+    const { handle, key } = entry.lock;
+    other.process.after(this.rng.real(0, 200), () => {
+      if (!other.usable) return;
+      this.op('releaseByHandle', other, key, `${entry.lockId}${w ? ` w=${w}` : ''}`);
+      let done: Promise<void>;
+      try {
+        done = other.client.release(key, handle, w === undefined ? {} : { data: { w } });
+      } catch (error) {
+        done = Promise.reject(error);
+      }
+      done.then(
+        () => {
+          this.note(other, key, `released ${entry.lockId} by handle`);
+          if (w !== undefined) this.dataSettled(entry, other, w, 'stored', 'release by handle');
+        },
+        (error) => {
+          this.note(other, key, `release by handle failed: ${errorName(error)}`);
+          this.run.checker.typedError('release by handle', error);
+          if (w !== undefined)
+            this.dataSettled(entry, other, w, dataOutcomeOf(error), 'release by handle', error);
+        },
+      );
+    });
+  }
+
+  /** Another process takes the lock over by its handle and holds it from then on. */
+  private resumeElsewhere(entry: HandedLock, client: SimClient): void {
+    const other = this.otherClient(client);
+    if (!other) return;
+    const { handle, key } = entry.lock;
+    other.process.after(this.rng.real(0, 200), () => {
+      if (!other.usable) return;
+      this.op('resume', other, key, entry.lockId);
+      const startedAt = this.run.world.now;
+      let resumed: Promise<Lock<unknown>>;
+      try {
+        resumed = other.client.resume(handle, this.rng.chance(0.2) ? { heartbeatMs: false } : {});
+      } catch (error) {
+        resumed = Promise.reject(error);
+      }
+      resumed.then(
+        (lock) => {
+          const handed = this.hand(lock, other, 'resume', {}, startedAt);
+          void this.hold(handed, other, true);
+        },
+        (error) => {
+          this.note(other, key, `resume failed: ${errorName(error)}`);
+          this.run.checker.typedError('resume', error);
+        },
+      );
+    });
+  }
+
+  private dataSettled(
+    entry: HandedLock,
+    client: SimClient,
+    w: number,
+    outcome: DataOutcome,
+    how: string,
+    error?: unknown,
+  ): void {
+    this.note(client, entry.key, `${how} w=${w}: ${outcome}${error ? ` (${errorName(error)})` : ''}`);
+    this.run.checker.dataSettled(entry.key, w, outcome, how);
+  }
+
+  // ---- operator and leader election ------------------------------------------------------
+
+  private forceRelease(client: SimClient, key: string): void {
+    this.op('forceRelease', client, key);
+    let done: Promise<boolean>;
+    try {
+      done = client.client.forceRelease(key);
+    } catch (error) {
+      done = Promise.reject(error);
+    }
+    done.then(
+      (freed) => this.note(client, key, `forceRelease: ${freed ? 'freed' : 'was free'}`),
+      (error) => {
+        this.note(client, key, `forceRelease failed: ${errorName(error)}`);
+        this.run.checker.typedError('forceRelease', error);
+      },
+    );
+  }
+
+  private campaign(client: SimClient, key: string): void {
+    const lease = this.leaseOptions(client);
+    const electedError = new SimBodyError('onElected');
+    this.op('campaign', client, key, describeOptions(lease));
+    const campaign = client.client.campaign(key, {
+      ...(lease.leaseMs === undefined ? {} : { leaseMs: lease.leaseMs }),
+      ...(lease.heartbeatMs === undefined ? {} : { heartbeatMs: lease.heartbeatMs }),
+      onElected: (lock) => {
+        const entry = this.hand(lock, client, 'campaign', {});
+        if (lock.isHeld) this.run.checker.resourceWrite(entry);
+        if (this.rng.chance(0.05)) throw electedError;
+        void this.lead(entry, client);
+      },
+      onError: (error) => this.run.checker.typedError('campaign (onError)', error, [electedError]),
+    });
+    client.campaigns.add(campaign);
+    campaign.done.then(
+      () => client.campaigns.delete(campaign),
+      (error) => {
+        client.campaigns.delete(campaign);
+        this.run.checker.typedError('campaign', error);
+      },
+    );
+    const lease2 = client.config.leaseMs;
+    client.process.after(this.rng.real(lease2, 20 * lease2), () => this.stopCampaign(client, key, campaign));
+  }
+
+  /** A leader's term: fenced writes while it leads. */
+  private async lead(entry: HandedLock, client: SimClient): Promise<void> {
+    const beat = entry.heartbeatMs === false ? client.config.leaseMs / 3 : entry.heartbeatMs;
+    while (entry.lock.isHeld) {
+      await client.sleep(this.rng.real(0.2, 1.5) * beat);
+      if (entry.lock.isHeld) this.run.checker.resourceWrite(entry);
+    }
+  }
+
+  stopCampaign(client: SimClient, key: string, campaign: { stop(): Promise<void> }): void {
+    if (!client.campaigns.has(campaign as never) || client.process.crashed) return;
+    this.op('campaignStop', client, key);
+    campaign.stop().then(
+      () => this.note(client, key, 'campaign stopped'),
+      (error) => this.run.checker.typedError('campaign.stop', error),
+    );
+  }
+
+  /** Every campaign of every live client stops (the quiet phase begins). */
+  stopAllCampaigns(): void {
+    for (const client of this.run.clients) {
+      if (!client.usable) continue;
+      for (const campaign of [...client.campaigns]) {
+        client.process.after(0, () => this.stopCampaign(client, 'all', campaign));
+      }
+    }
+  }
+
+  /** Graceful shutdown of a client (an op like any other). */
+  close(client: SimClient): Promise<void> {
+    this.op('close', client, '-');
+    client.state = 'closing';
+    client.closeCalledAt = this.run.world.now;
+    let closing: Promise<void>;
+    try {
+      closing = client.client.close();
+    } catch (error) {
+      closing = Promise.reject(error);
+    }
+    return closing.then(
+      () => {
+        client.closeSettled = true;
+        if (client.state === 'closing') client.state = 'closed';
+        this.note(client, '-', 'closed');
+      },
+      (error) => {
+        client.closeSettled = true;
+        if (client.state === 'closing') client.state = 'closed';
+        this.run.checker.typedError('close', error);
+      },
+    );
+  }
+}
+
+function describeOptions(options: AcquireOptions): string {
+  const parts: string[] = [];
+  if (options.waitMs !== undefined) parts.push(`wait=${fmt(options.waitMs)}`);
+  if (options.leaseMs !== undefined) parts.push(`lease=${fmt(options.leaseMs)}`);
+  if (options.heartbeatMs !== undefined) parts.push(`hb=${fmt(options.heartbeatMs)}`);
+  if (options.lockAtLeastMs !== undefined) parts.push(`atLeast=${fmt(options.lockAtLeastMs)}`);
+  if (options.signal) parts.push('cancellable');
+  if (options.failFastOnStoreError) parts.push('failFast');
+  return parts.join(' ');
+}
+
+function fmt(value: number | false): string {
+  return value === false ? 'off' : Number.isFinite(value) ? String(Math.round(value)) : 'inf';
+}
+
+export function errorName(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: string }).code;
+    const maybe = (error as { maybeApplied?: boolean }).maybeApplied ? ' maybeApplied' : '';
+    return `${error.name}${code ? `(${code})` : ''}${maybe}: ${error.message.slice(0, 120)}`;
+  }
+  return String(error);
+}
