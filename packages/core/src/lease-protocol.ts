@@ -254,7 +254,8 @@ export class LeaseProtocol implements LeaseEngine {
     const tokenFloor = this.known.tokenFloor(key);
     const request: ClaimRequest =
       this.clock.mode === 'trusted'
-        ? { record, expiredBefore: this.clock.time.now() - this.clock.toleranceMs }
+        ? // The same instant as the holder's acquiredAt: a takeover never starts before the lease it ends.
+          { record, expiredBefore: record.holder!.acquiredAt - this.clock.toleranceMs }
         : {
             record,
             version: seen?.current && this.isClaimable(key, seen.current) ? seen.current.version : undefined,

@@ -20,6 +20,26 @@ export interface FaultProxyStats {
   bytesUp: number;
   /** Bytes received from the target (forwarded or not). */
   bytesDown: number;
+  /** How often each fault met traffic (not how often it was switched on). */
+  hits: FaultProxyHits;
+  /** Requests taken by `applyLate` that have since been forwarded to the target. */
+  lateForwarded: number;
+}
+
+/** How often each fault met traffic since the proxy started. */
+export interface FaultProxyHits {
+  /** Requests delayed by `latency`: a connection's first bytes after an answer, sent while it was on. */
+  latency: number;
+  /** Connections reset by `reset()`. */
+  reset: number;
+  /** Connections reset by `resetNext` on their first bytes. */
+  resetNext: number;
+  /** Connections whose response `dropResponses` cut. */
+  dropResponses: number;
+  /** Connections that lost client bytes to `blackhole`. */
+  blackhole: number;
+  /** Requests `applyLate` took from their client (whose connection it then cut). */
+  applyLate: number;
 }
 
 export interface FaultProxy {
@@ -44,13 +64,33 @@ export interface FaultProxy {
    * off resets the connections that lost bytes to it, so their clients reconnect instead of waiting forever.
    */
   blackhole(on: boolean): void;
-  /** Switches every fault off (latency 0, no pending resets, no dropping, no blackhole). */
+  /**
+   * "Applied late, after the client gave up": the next request on a connection (the client's
+   * bytes from the first one after the connection's last answer until they pause for
+   * {@link LATE_CAPTURE_QUIET_MS}) is held back, the client connection is reset without an answer,
+   * and `delayMs` later those bytes are sent to the target on a fresh connection whose answer is
+   * discarded. With `times`, only that many requests are taken, then the fault switches itself
+   * off. `false` switches it off; requests already taken are still forwarded. Meant for
+   * request/response protocols without pipelining (HTTP/1.1, Redis commands one at a time); the
+   * fresh connection carries none of the original connection's state (e.g. Redis AUTH or SELECT).
+   */
+  applyLate(on: false | { delayMs: number; times?: number }): void;
+  /** Switches every fault off (latency 0, no pending resets, no dropping, no blackhole, no late apply). */
   clear(): void;
   /** A snapshot of the traffic counters. */
   readonly stats: FaultProxyStats;
   /** Stops listening and destroys every connection. */
   close(): Promise<void>;
 }
+
+/**
+ * How long a client's bytes must pause before `applyLate` takes what it has as the whole request.
+ * Clients write a request in one go (headers and body within a millisecond or two).
+ */
+export const LATE_CAPTURE_QUIET_MS = 20;
+/** A late request's answer is awaited (and discarded) until the target is quiet this long, or closes. */
+const LATE_ANSWER_QUIET_MS = 100;
+const LATE_ANSWER_LONGEST_MS = 10_000;
 
 /** What a lane delivers to its destination: data, end-of-stream, or "reset the connection now". */
 type LaneItem = Buffer | 'end' | 'reset';
@@ -108,6 +148,12 @@ interface Link {
   resetOnFirstData: boolean;
   /** Accepted during a blackhole (never connected upstream), or lost bytes to one. */
   blackholed: boolean;
+  /** Client bytes on this link were swallowed by a blackhole (counted once per link). */
+  lostToBlackhole: boolean;
+  /** The client's last bytes have had no answer yet: more client bytes belong to the same request. */
+  awaitingAnswer: boolean;
+  /** A request `applyLate` is taking: its bytes so far, and the timer that ends it when they pause. */
+  capture: { chunks: Buffer[]; delayMs: number; timer: NodeJS.Timeout } | undefined;
 }
 
 /** Parses the target into where to connect and how to present the proxy's own address. */
@@ -164,16 +210,70 @@ export async function faultProxy(options: FaultProxyOptions): Promise<FaultProxy
   const target = parseTarget(options.target);
   const listenHost = options.host ?? '127.0.0.1';
   const links = new Set<Link>();
-  const counters = { connections: 0, bytesUp: 0, bytesDown: 0 };
+  const counters = { connections: 0, bytesUp: 0, bytesDown: 0, lateForwarded: 0 };
+  const hits: FaultProxyHits = {
+    latency: 0,
+    reset: 0,
+    resetNext: 0,
+    dropResponses: 0,
+    blackhole: 0,
+    applyLate: 0,
+  };
   const faults = {
     latencyMs: 0,
     resetNext: 0,
     drop: undefined as { afterBytes: number } | undefined,
     blackhole: false,
+    late: undefined as { delayMs: number; remaining: number } | undefined,
   };
   const delay = () => faults.latencyMs;
+  let closed = false;
+  /** Late requests waiting for their time, or being forwarded: cancelled by close(). */
+  const lateJobs = new Set<{ timer: NodeJS.Timeout; socket?: Socket }>();
+
+  /** Sends a request `applyLate` took to the target, `delayMs` from now, on a connection of its own. */
+  const forwardLate = (bytes: Buffer, delayMs: number) => {
+    if (closed) return;
+    const job: { timer: NodeJS.Timeout; socket?: Socket } = {
+      timer: setTimeout(() => {
+        const socket = connect({ host: target.host, port: target.port });
+        job.socket = socket;
+        let quiet: NodeJS.Timeout | undefined;
+        const done = () => {
+          clearTimeout(quiet);
+          clearTimeout(job.timer);
+          socket.destroy();
+          lateJobs.delete(job);
+        };
+        job.timer = setTimeout(done, LATE_ANSWER_LONGEST_MS);
+        socket.on('connect', () => {
+          counters.lateForwarded++;
+          socket.write(bytes);
+        });
+        // The answer goes nowhere; the connection closes once the target has had its say.
+        socket.on('data', (chunk: Buffer) => {
+          counters.bytesDown += chunk.length;
+          clearTimeout(quiet);
+          quiet = setTimeout(done, LATE_ANSWER_QUIET_MS);
+        });
+        socket.on('error', done);
+        socket.on('close', done);
+      }, delayMs),
+    };
+    lateJobs.add(job);
+  };
+
+  /** Ends the capture of a late request: its bytes go to the target later. */
+  const finishCapture = (link: Link) => {
+    const capture = link.capture;
+    if (!capture) return;
+    link.capture = undefined;
+    clearTimeout(capture.timer);
+    forwardLate(Buffer.concat(capture.chunks), capture.delayMs);
+  };
 
   const destroyLink = (link: Link, reset: boolean) => {
+    finishCapture(link);
     link.up.cancel();
     link.down.cancel();
     kill(link.client, reset);
@@ -205,6 +305,9 @@ export async function faultProxy(options: FaultProxyOptions): Promise<FaultProxy
       dropping: false,
       resetOnFirstData: faults.resetNext > 0,
       blackholed: faults.blackhole,
+      lostToBlackhole: false,
+      awaitingAnswer: false,
+      capture: undefined,
     };
     if (link.resetOnFirstData) faults.resetNext--;
     links.add(link);
@@ -213,14 +316,41 @@ export async function faultProxy(options: FaultProxyOptions): Promise<FaultProxy
     client.on('close', () => destroyLink(link, false));
     client.on('data', (chunk: Buffer) => {
       counters.bytesUp += chunk.length;
-      if (link.resetOnFirstData) return destroyLink(link, true);
+      if (link.resetOnFirstData) {
+        hits.resetNext++;
+        return destroyLink(link, true);
+      }
       if (link.blackholed || faults.blackhole) {
+        if (!link.lostToBlackhole) hits.blackhole++;
+        link.lostToBlackhole = true;
         link.blackholed = true;
         return;
       }
+      if (link.capture) {
+        link.capture.chunks.push(chunk);
+        link.capture.timer.refresh();
+        return;
+      }
+      if (faults.late && !link.awaitingAnswer) {
+        // The start of a new request: take it, and answer with a reset once the client pauses.
+        hits.applyLate++;
+        const { delayMs } = faults.late;
+        if (--faults.late.remaining <= 0) faults.late = undefined;
+        link.capture = {
+          chunks: [chunk],
+          delayMs,
+          timer: setTimeout(() => destroyLink(link, true), LATE_CAPTURE_QUIET_MS),
+        };
+        return;
+      }
+      // A request (its first chunk) sent while latency is on met the fault.
+      if (!link.awaitingAnswer && faults.latencyMs > 0) hits.latency++;
+      link.awaitingAnswer = true;
       link.up.push(chunk);
     });
     client.on('end', () => {
+      // A client that half-closes after its request has sent all of it.
+      if (link.capture) return destroyLink(link, true);
       if (!link.blackholed) link.up.push('end');
     });
     if (link.blackholed) return; // accept, never connect, never answer
@@ -235,6 +365,7 @@ export async function faultProxy(options: FaultProxyOptions): Promise<FaultProxy
     upstream.on('end', () => link.down.push('end'));
     upstream.on('data', (chunk: Buffer) => {
       counters.bytesDown += chunk.length;
+      link.awaitingAnswer = false;
       const before = link.downBytes - link.dropBase;
       link.downBytes += chunk.length;
       if (link.dropping) return;
@@ -246,6 +377,7 @@ export async function faultProxy(options: FaultProxyOptions): Promise<FaultProxy
         const allowed = Math.max(0, faults.drop.afterBytes - before);
         if (allowed < chunk.length) {
           link.dropping = true;
+          hits.dropResponses++;
           if (allowed > 0) link.down.push(chunk.subarray(0, allowed));
           link.down.push('reset'); // after the allowed bytes, so latency keeps its order
           return;
@@ -266,7 +398,10 @@ export async function faultProxy(options: FaultProxyOptions): Promise<FaultProxy
       faults.latencyMs = ms;
     },
     reset() {
-      for (const link of [...links]) destroyLink(link, true);
+      for (const link of [...links]) {
+        if (!link.client.destroyed) hits.reset++;
+        destroyLink(link, true);
+      }
     },
     resetNext(n = 1) {
       faults.resetNext = n;
@@ -274,6 +409,20 @@ export async function faultProxy(options: FaultProxyOptions): Promise<FaultProxy
     dropResponses(on) {
       faults.drop = on === false ? undefined : { afterBytes: on === true ? 0 : (on.afterBytes ?? 0) };
       for (const link of links) link.dropBase = link.downBytes;
+    },
+    applyLate(on) {
+      if (on === false) {
+        faults.late = undefined;
+        return;
+      }
+      const { delayMs, times = Number.POSITIVE_INFINITY } = on;
+      if (!(delayMs >= 0) || !Number.isFinite(delayMs)) {
+        throw new Error(`faultProxy.applyLate: expected delayMs >= 0, got ${delayMs}`);
+      }
+      if (!(times > 0) || (Number.isFinite(times) && !Number.isInteger(times))) {
+        throw new Error(`faultProxy.applyLate: expected times to be a positive integer, got ${times}`);
+      }
+      faults.late = { delayMs, remaining: times };
     },
     blackhole(on) {
       faults.blackhole = on;
@@ -283,15 +432,22 @@ export async function faultProxy(options: FaultProxyOptions): Promise<FaultProxy
       faults.latencyMs = 0;
       faults.resetNext = 0;
       faults.drop = undefined;
+      faults.late = undefined;
       proxy.blackhole(false);
     },
     get stats() {
-      return { ...counters, active: links.size };
+      return { ...counters, active: links.size, hits: { ...hits } };
     },
     close() {
       return new Promise((resolve) => {
+        closed = true;
         server.close(() => resolve());
-        proxy.reset();
+        for (const link of [...links]) destroyLink(link, true);
+        for (const job of lateJobs) {
+          clearTimeout(job.timer);
+          job.socket?.destroy();
+        }
+        lateJobs.clear();
       });
     },
   };

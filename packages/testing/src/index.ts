@@ -5,9 +5,16 @@ export {
   type DynamoDBLocalOptions,
   startDynamoDBLocal,
 } from './dynamodb-local.js';
-export { type FaultProxy, type FaultProxyOptions, type FaultProxyStats, faultProxy } from './fault-proxy.js';
+export {
+  type FaultProxy,
+  type FaultProxyHits,
+  type FaultProxyOptions,
+  type FaultProxyStats,
+  faultProxy,
+} from './fault-proxy.js';
 export { type RedisServer, type RedisServerOptions, startRedis } from './redis.js';
 export {
+  type ApplyLateOptions,
   type S3ClientSettings,
   type S3FaultHandle,
   type S3FaultKind,

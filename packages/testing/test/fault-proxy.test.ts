@@ -30,6 +30,16 @@ afterEach(async () => {
   await proxy?.close();
 });
 
+/** Polls `read` until it returns `want`, for a few seconds at most; returns what it saw last. */
+async function eventually<T>(read: () => Promise<T>, want: T): Promise<T> {
+  let seen = await read();
+  for (let i = 0; i < 300 && seen !== want; i++) {
+    await sleep(10);
+    seen = await read();
+  }
+  return seen;
+}
+
 describe('faultProxy basics', () => {
   it('keeps the scheme of a URL target and the host:port form of a plain one', async () => {
     proxy = await faultProxy({ target: redis.url });
@@ -45,6 +55,12 @@ describe('faultProxy basics', () => {
 
   it('rejects a target it cannot parse', async () => {
     await expect(faultProxy({ target: 'no-port-here' })).rejects.toThrow(/"host:port" or a URL/);
+  });
+
+  it('rejects nonsensical applyLate settings', async () => {
+    proxy = await faultProxy({ target: redis.url });
+    expect(() => proxy.applyLate({ delayMs: -1 })).toThrow(/delayMs/);
+    expect(() => proxy.applyLate({ delayMs: 10, times: 0 })).toThrow(/times/);
   });
 });
 
@@ -93,6 +109,7 @@ describe('faultProxy in front of Redis (ioredis)', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(190); // 100 ms up + 100 ms down
     const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => c.echo(`m${i}`)));
     expect(replies).toEqual(Array.from({ length: 50 }, (_, i) => `m${i}`));
+    expect(proxy.stats.hits.latency).toBeGreaterThanOrEqual(2); // the ping, and the echoes
   });
 
   it('reset() breaks live connections and the client sees an error', async () => {
@@ -103,6 +120,9 @@ describe('faultProxy in front of Redis (ioredis)', () => {
     proxy.reset();
     await expect(blocked).rejects.toThrow();
     expect(proxy.stats.active).toBe(0);
+    expect(proxy.stats.hits.reset).toBe(1);
+    proxy.reset(); // nothing left to reset: no hit
+    expect(proxy.stats.hits.reset).toBe(1);
   });
 
   it('resetNext() resets only the next new connection', async () => {
@@ -113,6 +133,7 @@ describe('faultProxy in front of Redis (ioredis)', () => {
     const second = client();
     await second.connect();
     expect(await second.ping()).toBe('PONG');
+    expect(proxy.stats.hits).toMatchObject({ resetNext: 1, reset: 0, latency: 0 });
   });
 
   it('dropResponses(): the write is applied on the server but the client gets an error', async () => {
@@ -122,6 +143,7 @@ describe('faultProxy in front of Redis (ioredis)', () => {
     proxy.dropResponses(true);
     await expect(c.set('dropped', 'applied')).rejects.toThrow();
     expect(await direct().get('dropped')).toBe('applied');
+    expect(proxy.stats.hits.dropResponses).toBe(1);
   });
 
   it('dropResponses({ afterBytes }) lets that many response bytes through first', async () => {
@@ -141,12 +163,43 @@ describe('faultProxy in front of Redis (ioredis)', () => {
     await fresh.connect(); // the TCP handshake succeeds...
     await expect(fresh.ping()).rejects.toThrow(/timed out/i); // ...but nothing ever comes back
     expect(proxy.stats.active).toBe(2);
+    expect(proxy.stats.hits.blackhole).toBe(2);
 
     proxy.clear();
     expect(proxy.stats.active).toBe(0); // connections that lost bytes to the blackhole were reset
     const after = client();
     await after.connect();
     expect(await after.ping()).toBe('PONG');
+  });
+
+  it('applyLate(): the client sees its command fail, a read right after sees the old value, the write lands later', async () => {
+    const c = client();
+    await c.connect();
+    await c.set('late', 'old');
+    proxy.applyLate({ delayMs: 300, times: 1 });
+    await expect(c.set('late', 'new')).rejects.toThrow();
+    expect(proxy.stats.hits.applyLate).toBe(1);
+    expect(await direct().get('late')).toBe('old');
+    expect(proxy.stats.lateForwarded).toBe(0);
+    expect(await eventually(() => direct().get('late'), 'new')).toBe('new');
+    expect(proxy.stats.lateForwarded).toBe(1);
+    // times: 1 — the fault is used up and the next connection is served normally.
+    const again = client();
+    await again.connect();
+    expect(await again.get('late')).toBe('new');
+  });
+
+  it('applyLate() takes only the start of a request: a connection waiting for its answer is left alone', async () => {
+    const c = client();
+    await c.connect();
+    const blocked = c.blpop('late-list', 5); // sent before the fault, answered after it is switched on
+    await sleep(50);
+    proxy.applyLate({ delayMs: 100 });
+    await direct().rpush('late-list', 'x');
+    expect(await blocked).toEqual(['late-list', 'x']);
+    expect(proxy.stats.hits.applyLate).toBe(0);
+    proxy.applyLate(false);
+    expect(await c.ping()).toBe('PONG');
   });
 });
 
@@ -209,6 +262,27 @@ describe('faultProxy in front of DynamoDB Local (AWS SDK)', () => {
     await expect(put).rejects.toThrow();
     const { Item } = await getItem(client(ddb.endpoint), 'lost-response');
     expect(Item).toEqual({ pk: { S: 'lost-response' } });
+  });
+
+  it('applyLate(): the PutItem fails for the client, a read right after finds nothing, the item appears later', async () => {
+    const c = client(proxy.endpoint);
+    await c.send(new ListTablesCommand({})); // a kept-alive connection, as the SDK has in use
+    proxy.applyLate({ delayMs: 400, times: 1 });
+    const put = c.send(
+      new PutItemCommand({
+        TableName: 'proxied',
+        Item: { pk: { S: 'late-item' } },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    await expect(put).rejects.toThrow();
+    const reader = client(ddb.endpoint);
+    expect((await getItem(reader, 'late-item')).Item).toBeUndefined();
+    expect(await eventually(async () => (await getItem(reader, 'late-item')).Item?.pk?.S, 'late-item')).toBe(
+      'late-item',
+    );
+    expect(proxy.stats.hits.applyLate).toBe(1);
+    expect(proxy.stats.lateForwarded).toBe(1);
   });
 
   it('blackhole() makes requests time out; clear() restores service', async () => {

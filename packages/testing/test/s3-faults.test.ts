@@ -1,5 +1,6 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startS3Server } from '../src/s3/server.js';
 import { bodyText, expectS3Error, rawRequest, s3Client, sdkError, useS3Server } from './s3-helpers.js';
 
 const Bucket = 'faulty';
@@ -142,6 +143,87 @@ describe('connection faults', () => {
   });
 });
 
+describe('applied late, after the client gave up', () => {
+  /** The object's body, or the error's name (NoSuchKey). */
+  const read = (Key: string) =>
+    local.s3.send(new GetObjectCommand({ Bucket, Key })).then(
+      (res) => bodyText(res.Body),
+      (e: Error) => e.name,
+    );
+  /** Polls `read` until it returns `want` (or gives up after a few seconds and returns what it saw). */
+  const eventually = async (Key: string, want: string) => {
+    let seen = await read(Key);
+    for (let i = 0; i < 300 && seen !== want; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      seen = await read(Key);
+    }
+    return seen;
+  };
+
+  it('applyLate: the client gets a network error, a read right after sees the old state, the write lands later', async () => {
+    await put(local.s3, 'late', 'old');
+    const fault = local.server.faults.applyLate({ op: 'PutObject', key: 'late', times: 1 }, { delayMs: 300 });
+    const err = await sdkError(put(once, 'late', 'new'));
+    expect(err.$metadata?.httpStatusCode).toBeUndefined();
+    expect((err as Error & { code?: string }).code).toBe('ECONNRESET');
+    expect(fault.hits).toBe(1);
+    // The client re-reads at once: nothing changed, as if its write had never been sent.
+    expect(await read('late')).toBe('old');
+    expect(local.server.requestLog.some((r) => r.fault === 'applyLate')).toBe(false);
+    // ...and then the write lands.
+    expect(await eventually('late', 'new')).toBe('new');
+    expect(local.server.requestLog.filter((r) => r.key === 'late' && r.op === 'PutObject')).toEqual([
+      { op: 'PutObject', method: 'PUT', bucket: Bucket, key: 'late', status: 200 },
+      { op: 'PutObject', method: 'PUT', bucket: Bucket, key: 'late', status: 200, fault: 'applyLate' },
+    ]);
+  });
+
+  it('a late conditional write is judged against the state when it lands, not when it was sent', async () => {
+    const v1 = await put(local.s3, 'late-cas', 'v1');
+    local.server.faults.applyLate({ op: 'PutObject', key: 'late-cas', times: 1 }, { delayMs: 300 });
+    await sdkError(
+      once.send(new PutObjectCommand({ Bucket, Key: 'late-cas', Body: 'late', IfMatch: v1.ETag })),
+    );
+    // Someone else replaces the object before the late write lands: the late write must lose.
+    await put(local.s3, 'late-cas', 'v2');
+    for (let i = 0; i < 300 && !local.server.requestLog.some((r) => r.fault === 'applyLate'); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(local.server.requestLog.find((r) => r.fault === 'applyLate')).toMatchObject({ status: 412 });
+    expect(await read('late-cas')).toBe('v2');
+  });
+
+  it("the SDK's retries are new requests: with times: 3 every attempt fails and every one lands late", async () => {
+    // The default client makes three attempts. The first create-only put lands; the retries then
+    // find the object there, as they would on S3.
+    local.server.faults.applyLate({ op: 'PutObject', key: 'late-retried', times: 3 }, { delayMs: 1000 });
+    const err = await sdkError(put(local.s3, 'late-retried', 'mine', '*'));
+    expect((err as Error & { code?: string }).code).toBe('ECONNRESET');
+    expect(await read('late-retried')).toBe('NoSuchKey');
+    expect(await eventually('late-retried', 'mine')).toBe('mine');
+    for (let i = 0; i < 300 && local.server.requestLog.filter((r) => r.fault === 'applyLate').length < 3; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(local.server.requestLog.filter((r) => r.fault === 'applyLate').map((r) => r.status)).toEqual([
+      200, 412, 412,
+    ]);
+  });
+
+  it('a late request still waiting when the server stops is never applied', async () => {
+    const server = await startS3Server({ bucket: Bucket });
+    const client = s3Client(server, { maxAttempts: 1 });
+    try {
+      server.faults.applyLate({ op: 'PutObject' }, { delayMs: 60_000 });
+      await sdkError(put(client, 'never-late', 'x'));
+      await server.stop();
+      expect(server.requestLog).toEqual([
+        { op: 'PutObject', method: 'PUT', bucket: Bucket, key: 'never-late', status: 0, fault: 'applyLate' },
+      ]);
+    } finally {
+      client.destroy();
+      await server.stop();
+    }
+  });
+});
+
 describe('fault handles', () => {
   it('remove() and clear() stop faults; times retires them', async () => {
     const a = local.server.faults.slowDown({ op: 'GetObject' });
@@ -168,6 +250,8 @@ describe('fault handles', () => {
     expect(() => local.server.faults.latency({}, -1)).toThrow(RangeError);
     expect(() => local.server.faults.slowDown({ times: 0 })).toThrow(RangeError);
     expect(() => local.server.faults.slowDown({ times: 1.5 })).toThrow(RangeError);
+    expect(() => local.server.faults.applyLate({}, { delayMs: -1 })).toThrow(RangeError);
+    expect(() => local.server.faults.applyLate({}, { delayMs: Number.NaN })).toThrow(RangeError);
   });
 });
 

@@ -1,8 +1,13 @@
 // One worker process of the reliability suite. It runs several workers (async loops) that take
 // units of work, lock the unit's key through @latch/core (the built package, as users get it),
-// and write the critical section to the protected resource with the lock's fencing token.
+// and write the critical section to the protected resource with the lock's fencing token: a
+// begin, then a few steps spread over more than a heartbeat (so the lock is renewed while held),
+// the last one being the commit. Before each write the worker checks that it still holds the lock
+// (`isHeld` and a live signal) and stamps the write with the time of that check, so the checker
+// can tell when two holders both believed they held the lock, whatever fencing did.
 // The test process sends the plan over IPC ({ type: 'plan' }), waits for every process to say
-// 'ready', then says 'start'; at the end this process sends its 'report' and exits.
+// 'ready', then says 'start'; this process reports each acquisition and renewal its clients see
+// ({ type: 'lease' }) as it happens, and at the end sends its 'report' and exits.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dynamoStore, LockClient, LockError, memoryStore, s3Store } from '@latch/core';
@@ -51,6 +56,7 @@ function makeClient(spec) {
     owner: spec.owner,
     leaseMs: plan.lock.leaseMs,
     pollMs: plan.lock.pollMs,
+    onEvent: noteLease,
     clock: {
       mode: plan.lock.clockMode,
       // Only this client's view of the wall clock is skewed; its monotonic clock is the process's.
@@ -80,6 +86,29 @@ async function makeStore(spec) {
   return dynamoStore({ client, table: spec.table });
 }
 
+/** Sends each acquisition and renewal to the test process at once, so it knows them even if this process is killed. */
+function noteLease(event) {
+  if (event.type !== 'acquired' && event.type !== 'renewed') return;
+  const { type, key, fencingToken: token, expiresAt } = event;
+  process.send({ type: 'lease', lease: { type, key, token, expiresAt } });
+}
+
+/**
+ * Wall-clock ms with a fraction, the same clock in every process on this machine (unlike each
+ * client's skewed view of time): when a holder checked its lock.
+ */
+function machineNow() {
+  return performance.timeOrigin + performance.now();
+}
+
+/**
+ * The check a careful holder makes before each protected write. `isHeld` is read first: reading
+ * it past the holder's own loss deadline (a process that was paused) marks the lock lost.
+ */
+function stillHeld(lock) {
+  return lock.isHeld && !lock.signal.aborted;
+}
+
 async function run() {
   try {
     await Promise.all(plan.workers.map((worker, i) => work(worker, i % clients.length)));
@@ -94,6 +123,7 @@ function fail(error) {
 }
 
 async function work(worker, slot) {
+  if (plan.clients[slot].startDelayMs) await sleep(plan.clients[slot].startDelayMs);
   for (const unit of worker.units) {
     if (await doUnit(worker, slot, unit)) report.done.push(unit.id);
     if (plan.thinkMs) await sleep(plan.thinkMs);
@@ -132,33 +162,55 @@ async function doUnit(worker, slot, unit) {
   return false;
 }
 
-/** The critical section. Returns true once the unit's commit was accepted. */
+/**
+ * The critical section: a begin, then `plan.steps` writes `holdMs / steps` apart, the last one
+ * the commit. Each write is sent only after the check that the lock is still held, and carries
+ * the time of that check. Returns true once the unit's commit was accepted.
+ */
 async function section(worker, unit, lock) {
-  const write = (kind) =>
+  /** Sends one write; `checkedAt` is when the holder last saw its lock held (undefined: not checked). */
+  const write = (kind, checkedAt) =>
     post(kind, {
       key: unit.key,
       token: lock.fencingToken,
       process: plan.process,
       worker: worker.id,
       unit: unit.id,
+      checkedAt,
+      acquiredAt: lock.acquiredAt,
+      expiresAt: lock.expiresAt,
     });
-  const begin = await write('begin');
-  if (!begin.accepted) return false;
-  // The test picked this section to freeze in (see run-scenario.ts).
-  if (begin.freeze) return pausedSection(unit, lock, write);
-  await sleep(plan.sectionMs);
-  // A well-behaved holder stops when its lease is lost; a write already on its way is fencing's job.
-  if (lock.signal.aborted) {
+  /** A well-behaved holder writes only while it holds the lock; a write already on its way is fencing's job. */
+  const checkedWrite = async (kind) => {
+    if (!stillHeld(lock)) return undefined;
+    return write(kind, machineNow());
+  };
+  const begin = await checkedWrite('begin');
+  if (!begin) {
     report.abandonedAfterLoss++;
     return false;
   }
-  return (await write('commit')).accepted;
+  if (!begin.accepted) return false;
+  // The test picked this section to freeze in (see run-scenario.ts).
+  if (begin.freeze) return pausedSection(unit, lock, write);
+  const stepMs = plan.holdMs / plan.steps;
+  for (let step = 1; step <= plan.steps; step++) {
+    await sleep(stepMs);
+    const answer = await checkedWrite(step === plan.steps ? 'commit' : 'step');
+    if (!answer) {
+      report.abandonedAfterLoss++;
+      return false;
+    }
+    if (!answer.accepted) return false;
+  }
+  return true;
 }
 
 /**
  * A holder whose event loop is blocked (a long GC pause, a synchronous loop): it freezes right
- * after starting its section until another holder has taken the key over, then sends its
- * commit at once, like a write that was already on the wire.
+ * after starting its section until another holder has taken the key over. Its first look at the
+ * lock afterwards must say "lost". Then it sends, unchecked, the commit that was already on the
+ * wire when it froze: fencing must refuse it.
  */
 async function pausedSection(unit, lock, write) {
   const started = performance.now();
@@ -166,7 +218,13 @@ async function pausedSection(unit, lock, write) {
   const nap = new Int32Array(new SharedArrayBuffer(4));
   while (!movedOn() && performance.now() - started < plan.pauseCapMs) Atomics.wait(nap, 0, 0, 5);
   const blockedMs = Math.round(performance.now() - started);
-  const { accepted } = await write('commit');
+  // Before anything else runs (no timer has had a chance to fire): what a holder that wakes up
+  // and checks its lock is told.
+  const heldOnFirstLook = stillHeld(lock);
+  const lookedAt = machineNow();
+  const { accepted } = await write('commit', undefined);
+  // A holder told it still holds the lock goes on writing: the checker sees it overlap.
+  if (heldOnFirstLook) await write('step', lookedAt);
   // Timers overdue during the freeze run now; give the lock's loss timer a moment to fire.
   for (let i = 0; i < 100 && !lock.signal.aborted; i++) await sleep(20);
   report.pauses.push({
@@ -174,6 +232,7 @@ async function pausedSection(unit, lock, write) {
     key: unit.key,
     token: lock.fencingToken,
     blockedMs,
+    heldOnFirstLook,
     lateWriteAccepted: accepted,
     signalAborted: lock.signal.aborted,
   });

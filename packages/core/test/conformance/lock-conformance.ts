@@ -5,6 +5,7 @@ import {
   type LockClientOptions,
   LockConfigError,
   LockCorruptedError,
+  type LockEvent,
   LockLostError,
   LockNotHeldError,
   LockTimeoutError,
@@ -108,16 +109,28 @@ export function describeLockConformance(
 
     test(title('heartbeats keep a lock across several lease lengths', limits.consecutiveTokens), async () => {
       const key = uniqueKey('renew');
-      const a = client({ leaseMs: 300 });
-      const b = client({ leaseMs: 300 });
+      // A lease long enough that a renewal on a loaded two-core machine still lands well inside
+      // it (the default heartbeat, a third of the lease, leaves about two thirds for each one).
+      const leaseMs = 1500;
+      const leases = 3;
+      const events: LockEvent[] = [];
+      const a = client({ leaseMs, onEvent: (event) => event.key === key && events.push(event) });
+      const b = client({ leaseMs });
       const lock = await a.acquire(key);
-      await delay(1200);
-      expect(await b.tryAcquire(key)).toBeNull();
-      expect(lock.isHeld).toBe(true);
-      expect(lock.signal.aborted).toBe(false);
+      for (let i = 0; i < leases; i++) {
+        // At every lease boundary the lock is still ours: only renewals can have kept it.
+        await delay(leaseMs);
+        expect(await b.tryAcquire(key)).toBeNull();
+        expect(lock.isHeld).toBe(true);
+        expect(lock.signal.aborted).toBe(false);
+      }
       const info = await b.inspect(key);
       expect(info.state).toBe('held');
       expect(info.owner).toBe(a.owner);
+      // Holding a lease for `leases` lease lengths takes at least that many renewals (each one
+      // extends the lease by at most one lease from when it was sent), and none may have failed.
+      expect(events.filter((e) => e.type === 'renewed').length).toBeGreaterThanOrEqual(leases);
+      expect(events.filter((e) => e.type === 'lost')).toEqual([]);
       await lock.release();
       const taken = await b.tryAcquire(key);
       expectNextToken(taken?.fencingToken, lock.fencingToken);

@@ -4,7 +4,7 @@ import type { S3Operation } from './routes.js';
  * Fault injection for {@link S3Faults}. Each rule matches requests by operation, bucket and key and
  * fires on at most `times` of them. Faults act on the server side of a real HTTP exchange, so clients
  * see exactly what they would see from S3 or a broken network: an error response, a delay, or a socket
- * closed before or after the write was applied.
+ * closed before or after the write was applied, or before a write that is applied only later.
  */
 
 export type S3FaultKind =
@@ -12,7 +12,8 @@ export type S3FaultKind =
   | 'slowDown'
   | 'internalError'
   | 'resetBeforeApply'
-  | 'dropResponseAfterApply';
+  | 'dropResponseAfterApply'
+  | 'applyLate';
 
 /** Which requests a fault applies to. Every field is optional; `{}` matches every request. */
 export interface S3FaultMatcher {
@@ -46,11 +47,22 @@ export interface LatencyOptions {
   afterApply?: boolean;
 }
 
+export interface ApplyLateOptions {
+  /**
+   * How long after the connection was cut the request is applied. Pick it longer than the client
+   * takes to give up and re-read (its SDK retries and backoff included), so the re-read still
+   * finds the old state.
+   */
+  delayMs: number;
+}
+
 /** What the server does to one request; built by {@link S3Faults.planFor}. */
 export interface FaultPlan {
   delayBeforeMs: number;
   delayAfterMs: number;
   action?: Exclude<S3FaultKind, 'latency'>;
+  /** With `action: 'applyLate'`: how long after cutting the connection the request is applied. */
+  applyLateMs?: number;
 }
 
 export interface FaultTarget {
@@ -102,7 +114,22 @@ export class S3Faults {
     return this.add('dropResponseAfterApply', matcher);
   }
 
-  /** Removes every fault. */
+  /**
+   * "Applied late, after the client gave up": reads the matching request in full, destroys the
+   * connection without an answer (the client sees a network error and cannot know the outcome),
+   * and only `delayMs` later applies the request to the store, against the state the store has
+   * then; the answer is discarded. A re-read right after the error still shows the old state; the
+   * write appears afterwards. Each SDK retry of the request is a new request the matcher may catch
+   * too (use `times` to say how many).
+   */
+  applyLate(matcher: S3FaultMatcher, options: ApplyLateOptions): S3FaultHandle {
+    const ms = options?.delayMs;
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)
+      throw new RangeError(`applyLate delayMs must be a non-negative number, got ${ms}`);
+    return this.add('applyLate', matcher, ms);
+  }
+
+  /** Removes every fault (requests already waiting to be applied late still are). */
   clear(): void {
     for (const rule of this.rules) rule.active = false;
     this.rules = [];
@@ -121,6 +148,7 @@ export class S3Faults {
         else plan.delayBeforeMs += rule.ms;
       } else if (plan.action === undefined) {
         plan.action = rule.kind;
+        if (rule.kind === 'applyLate') plan.applyLateMs = rule.ms;
       } else {
         continue;
       }

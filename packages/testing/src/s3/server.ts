@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { listen } from '../listen.js';
 import { resetSocket } from '../reset-socket.js';
-import { ClientGoneError } from './body.js';
+import { ClientGoneError, readRawBody } from './body.js';
 import {
   createBucket,
   deleteBucket,
@@ -13,14 +14,14 @@ import {
   listObjects,
   listObjectsV2,
 } from './bucket-handlers.js';
-import { BucketStore, isValidBucketName } from './bucket-store.js';
+import { type Bucket, BucketStore, isValidBucketName } from './bucket-store.js';
 import type { Handler, HandlerConfig, RequestContext, S3Response } from './context.js';
 import { errorXml, S3Error, s3Error } from './errors.js';
 import { type FaultPlan, type S3FaultKind, S3Faults } from './faults.js';
 import { deleteObject, deleteObjects, getObject, headObject, putObject } from './object-handlers.js';
-import { routeRequest, type S3Operation } from './routes.js';
+import { type Route, routeRequest, type S3Operation } from './routes.js';
 
-export type { S3FaultHandle, S3FaultKind, S3FaultMatcher } from './faults.js';
+export type { ApplyLateOptions, S3FaultHandle, S3FaultKind, S3FaultMatcher } from './faults.js';
 export type { S3Operation } from './routes.js';
 export { S3Faults };
 
@@ -49,9 +50,10 @@ export interface S3RequestLogEntry {
   readonly bucket?: string;
   readonly key?: string;
   /**
-   * The HTTP status the server answered with. With `fault: 'dropResponseAfterApply'` it is the status
-   * that was decided but never delivered; 0 when no answer was produced at all (`resetBeforeApply`, or
-   * a client that disconnected mid-request).
+   * The HTTP status the server answered with. With `fault: 'dropResponseAfterApply'` or `'applyLate'`
+   * it is the status that was decided but never delivered; 0 when no answer was produced at all
+   * (`resetBeforeApply`, a client that disconnected mid-request, or a late request still waiting
+   * when the server stopped). A late-applied request is logged when it is applied.
    */
   readonly status: number;
   /** The fault that fired on this request, if any (latency is not recorded). */
@@ -190,13 +192,16 @@ async function handleRequest(state: ServerState, req: IncomingMessage, res: Serv
   let response: S3Response;
   try {
     // Captured before anything asynchronous happens: the state this request's preconditions refer to.
-    const bucket = route.bucket !== undefined ? state.store.get(route.bucket) : undefined;
-    const arrival = { bucket, version: bucket && route.key !== undefined ? bucket.version(route.key) : 0 };
+    const arrival = arrivalState(state.store, route);
     plan = state.faults.planFor({ op: route.op, ...where });
     if (plan.delayBeforeMs > 0) await sleep(plan.delayBeforeMs, state.signal);
     if (plan.action === 'resetBeforeApply') {
       resetSocket(req.socket);
       log(0, plan.action);
+      return;
+    }
+    if (plan.action === 'applyLate') {
+      await applyLate(state, req, route, plan.applyLateMs ?? 0, (status) => log(status, 'applyLate'));
       return;
     }
     if (plan.action === 'slowDown' || plan.action === 'internalError') {
@@ -228,6 +233,52 @@ async function handleRequest(state: ServerState, req: IncomingMessage, res: Serv
     return;
   }
   log(send(res, response, requestId, method), plan.action);
+}
+
+/** The bucket and the key's change sequence now: what a request arriving now has its preconditions judged against. */
+function arrivalState(store: BucketStore, route: Route): RequestContext['arrival'] {
+  const bucket: Bucket | undefined = route.bucket !== undefined ? store.get(route.bucket) : undefined;
+  return { bucket, version: bucket && route.key !== undefined ? bucket.version(route.key) : 0 };
+}
+
+/**
+ * The `applyLate` fault: takes the whole request, cuts the connection without an answer, and
+ * applies the request `delayMs` later as if it arrived then (its conditions are judged against the
+ * state of that moment). The answer goes nowhere; `log` gets its status.
+ */
+async function applyLate(
+  state: ServerState,
+  req: IncomingMessage,
+  route: Route,
+  delayMs: number,
+  log: (status: number) => void,
+): Promise<void> {
+  // The same room for aws-chunked framing the handlers allow; a bigger body is refused as usual.
+  const body = await readRawBody(req, state.config.maxObjectSize * 2 + 65_536);
+  resetSocket(req.socket);
+  await sleep(delayMs, state.signal);
+  if (state.signal.aborted) return log(0);
+  const late = Object.assign(Readable.from([body]), {
+    headers: req.headers,
+    method: req.method,
+    url: req.url,
+    complete: true,
+  }) as unknown as IncomingMessage;
+  let status: number;
+  try {
+    if (route.error) throw route.error;
+    const ctx: RequestContext = {
+      req: late,
+      route,
+      store: state.store,
+      config: state.config,
+      arrival: arrivalState(state.store, route),
+    };
+    status = (await HANDLERS[route.op as Exclude<S3Operation, 'Unsupported'>](ctx)).status;
+  } catch (err) {
+    status = err instanceof S3Error ? err.status : 500;
+  }
+  log(status);
 }
 
 function internalError(err: unknown): S3Error {

@@ -1,6 +1,6 @@
 import type { ResourceWrite } from './protected-resource.js';
 
-/** One acquisition's critical section as the resource saw it: its begin and, if sent, its commit. */
+/** One acquisition's critical section as the resource saw it: its begin, its steps and, if sent, its commit. */
 export interface Section {
   key: string;
   token: number;
@@ -9,6 +9,8 @@ export interface Section {
   unit: string;
   begin: ResourceWrite;
   commit?: ResourceWrite;
+  /** Every write of the section (begin, steps, commit), in arrival order. */
+  writes: ResourceWrite[];
 }
 
 export interface UnitExpectations {
@@ -23,8 +25,14 @@ export interface CheckResult {
   acquisitions: number;
   /** Pairs of accepted critical sections of one key that overlap in time. Must be empty. */
   overlaps: string[];
-  /** Pairs of sections of one key that overlapped in time, counting rejected writes too: what would have happened without fencing. */
-  unfencedOverlaps: number;
+  /**
+   * Pairs of sections of one key that overlapped in time while both holders believed they held
+   * the lock: each section spans the checks (`isHeld` and a live signal) its writes were sent
+   * after, accepted by the resource or not. Fencing plays no part, so a lock granted twice shows
+   * here even when the resource refused the late writes. Must be empty whenever the clock model
+   * promises exclusivity.
+   */
+  unfencedOverlaps: string[];
   /** Writes the resource refused because a higher token had been seen. */
   staleWritesRejected: number;
   /** A key + token pair used by two workers: the lock was handed out twice. Must be empty. */
@@ -39,15 +47,16 @@ export interface CheckResult {
 
 /**
  * Replays the resource's history and checks the promise "never held twice, nothing lost":
- * accepted sections of a key never overlap, tokens per key only go up and are never shared,
- * and every unit of work landed exactly once.
+ * no two holders of a key believed they held it at the same time, accepted sections of a key
+ * never overlap, tokens per key only go up and are never shared, and every unit of work landed
+ * exactly once.
  */
 export function checkHistory(writes: readonly ResourceWrite[], units: UnitExpectations): CheckResult {
   const sections = sectionsOf(writes);
   const byKey = groupBy(sections, (s) => s.key);
 
   const overlaps: string[] = [];
-  let unfencedOverlaps = 0;
+  const unfencedOverlaps: string[] = [];
   const sharedTokens: string[] = [];
   const tokenOrderViolations: string[] = [];
   for (const [key, keySections] of byKey) {
@@ -55,7 +64,11 @@ export function checkHistory(writes: readonly ResourceWrite[], units: UnitExpect
     for (const [a, b] of overlappingPairs(accepted)) {
       overlaps.push(`${key}: ${describeSection(a)} overlaps ${describeSection(b)}`);
     }
-    unfencedOverlaps += overlappingPairs(keySections).length;
+    for (const [a, b] of believedOverlaps(keySections)) {
+      unfencedOverlaps.push(
+        `${key}: ${describeSection(a)} believed it held the lock ${describeSpan(a)}, ${describeSection(b)} ${describeSpan(b)}`,
+      );
+    }
 
     for (const [token, holders] of groupBy(keySections, (s) => s.token)) {
       const workers = new Set(holders.map((s) => s.worker));
@@ -89,9 +102,9 @@ export function checkHistory(writes: readonly ResourceWrite[], units: UnitExpect
   };
 }
 
-/** Pairs each begin with the commit of the same acquisition (same key, token, worker and unit). */
+/** Groups the writes of each acquisition (same key, token, worker and unit) under its begin. */
 export function sectionsOf(writes: readonly ResourceWrite[]): Section[] {
-  const open = new Map<string, Section>();
+  const byId = new Map<string, Section>();
   const sections: Section[] = [];
   const id = (w: ResourceWrite) => JSON.stringify([w.key, w.token, w.worker, w.unit]);
   for (const w of [...writes].sort((a, b) => a.seq - b.seq)) {
@@ -103,21 +116,52 @@ export function sectionsOf(writes: readonly ResourceWrite[]): Section[] {
         worker: w.worker,
         unit: w.unit,
         begin: w,
+        writes: [w],
       };
-      open.set(id(w), section);
+      byId.set(id(w), section);
       sections.push(section);
-    } else {
-      const section = open.get(id(w));
-      if (section) {
-        section.commit = w;
-        open.delete(id(w));
-      }
+      continue;
     }
+    const section = byId.get(id(w));
+    if (!section) continue;
+    section.writes.push(w);
+    if (w.kind === 'commit') section.commit ??= w;
   }
   return sections;
 }
 
-/** Sections whose [begin, end] spans (in arrival order) intersect; a section without commit spans its begin only. */
+/** When a section's holder believed it held the lock: from its first passed check to its last. */
+function believedSpan(section: Section): { from: number; to: number } | undefined {
+  const checks = section.writes.flatMap((w) => (w.checkedAt === undefined ? [] : [w.checkedAt]));
+  return checks.length ? { from: Math.min(...checks), to: Math.max(...checks) } : undefined;
+}
+
+/**
+ * Pairs of sections whose believed spans intersect (a span of one check is an instant, and
+ * counts when it falls strictly inside another span).
+ */
+function believedOverlaps(sections: readonly Section[]): Array<[Section, Section]> {
+  const spans = sections.flatMap((section) => {
+    const span = believedSpan(section);
+    return span ? [{ section, ...span }] : [];
+  });
+  spans.sort((a, b) => a.from - b.from);
+  const pairs: Array<[Section, Section]> = [];
+  for (let i = 0; i < spans.length; i++) {
+    for (let j = i + 1; j < spans.length && spans[j]!.from < spans[i]!.to; j++) {
+      pairs.push([spans[i]!.section, spans[j]!.section]);
+    }
+  }
+  return pairs;
+}
+
+function describeSpan(section: Section): string {
+  const span = believedSpan(section);
+  const ms = (n: number) => `${(n % 100_000).toFixed(1)}`;
+  return span ? `from …${ms(span.from)} to …${ms(span.to)} ms` : '';
+}
+
+/** Accepted sections whose [begin, commit] spans (in arrival order) intersect; a section without commit spans its begin only. */
 function overlappingPairs(sections: readonly Section[]): Array<[Section, Section]> {
   const end = (s: Section) => s.commit?.seq ?? s.begin.seq;
   const sorted = [...sections].sort((a, b) => a.begin.seq - b.begin.seq);

@@ -9,15 +9,31 @@ export interface ResourceWrite {
   seq: number;
   /** Arrival time on the test process's monotonic clock (ms): one clock for every worker. */
   at: number;
-  /** `begin` opens a critical section, `commit` is the write that completes its unit of work. */
-  kind: 'begin' | 'commit';
+  /**
+   * `begin` opens a critical section, `step` is a write in its middle, `commit` is the write that
+   * completes its unit of work.
+   */
+  kind: WriteKind;
   key: string;
   token: number;
   process: string;
   worker: string;
   unit: string;
+  /**
+   * When the writer last checked that it still held its lock (`isHeld` and a live signal), just
+   * before sending this write: wall-clock ms (fractional), one clock for every process on the
+   * machine. Absent for a write sent without that check (a frozen holder's write that was already
+   * on the wire).
+   */
+  checkedAt?: number;
+  /** The writer's lock at the time of the write: when its acquisition began and when its lease ends, as stored (wall-clock ms). */
+  acquiredAt?: number;
+  expiresAt?: number | null;
   accepted: boolean;
 }
+
+export type WriteKind = 'begin' | 'step' | 'commit';
+const KINDS: readonly string[] = ['begin', 'step', 'commit'] satisfies WriteKind[];
 
 export interface ProtectedResourceOptions {
   /**
@@ -59,9 +75,11 @@ export async function startProtectedResource(
   const server: Server = createServer((req, res) => {
     readJson(req).then(
       (body) => {
-        const kind = req.url === '/begin' ? 'begin' : req.url === '/commit' ? 'commit' : undefined;
-        if (req.method !== 'POST' || !kind || !isWriteBody(body)) {
-          res.writeHead(400).end('expected POST /begin or /commit with key, token, process, worker, unit');
+        const kind = req.url?.slice(1) ?? '';
+        if (req.method !== 'POST' || !KINDS.includes(kind) || !isWriteBody(body)) {
+          res
+            .writeHead(400)
+            .end('expected POST /begin, /step or /commit with key, token, process, worker, unit');
           return;
         }
         const accepted = body.token >= (highest.get(body.key) ?? 0);
@@ -71,7 +89,13 @@ export async function startProtectedResource(
             writeFileSync(join(options.mirrorDir, mirrorFileName(body.key)), String(body.token));
           }
         }
-        const write: ResourceWrite = { seq: writes.length, at: performance.now(), kind, ...body, accepted };
+        const write: ResourceWrite = {
+          seq: writes.length,
+          at: performance.now(),
+          kind: kind as WriteKind,
+          ...body,
+          accepted,
+        };
         writes.push(write);
         const instruction = options.onWrite?.(write);
         res
@@ -96,10 +120,14 @@ export async function startProtectedResource(
   };
 }
 
-type WriteBody = Pick<ResourceWrite, 'key' | 'token' | 'process' | 'worker' | 'unit'>;
+type WriteBody = Pick<
+  ResourceWrite,
+  'key' | 'token' | 'process' | 'worker' | 'unit' | 'checkedAt' | 'acquiredAt' | 'expiresAt'
+>;
 
 function isWriteBody(value: unknown): value is WriteBody {
   const v = value as Partial<WriteBody> | null;
+  const optionalNumber = (n: unknown) => n === undefined || Number.isFinite(n);
   return (
     typeof v === 'object' &&
     v !== null &&
@@ -107,7 +135,10 @@ function isWriteBody(value: unknown): value is WriteBody {
     Number.isSafeInteger(v.token) &&
     typeof v.process === 'string' &&
     typeof v.worker === 'string' &&
-    typeof v.unit === 'string'
+    typeof v.unit === 'string' &&
+    optionalNumber(v.checkedAt) &&
+    optionalNumber(v.acquiredAt) &&
+    (v.expiresAt === null || optionalNumber(v.expiresAt))
   );
 }
 

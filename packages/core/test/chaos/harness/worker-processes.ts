@@ -21,10 +21,16 @@ export interface ProcessPlan {
   store: StoreSpec;
   resourceUrl: string;
   lock: { leaseMs: number; pollMs: number; clockMode: 'trusted' | 'untrusted' };
-  /** One LockClient each; workers share them round-robin. */
-  clients: Array<{ owner: string; skewMs: number }>;
+  /** One LockClient each; workers share them round-robin, and start after their client's delay. */
+  clients: Array<{ owner: string; skewMs: number; startDelayMs: number }>;
   workers: Array<{ id: string; units: UnitOfWork[] }>;
-  sectionMs: number;
+  /**
+   * How long a holder keeps its lock per unit of work, and in how many steps: after its begin it
+   * writes the resource `steps` times, `holdMs / steps` apart (the last write is the commit),
+   * checking before each write that it still holds the lock.
+   */
+  holdMs: number;
+  steps: number;
   /** Pause between a worker's units. */
   thinkMs: number;
   waitMs: number;
@@ -40,8 +46,20 @@ export interface PauseReport {
   key: string;
   token: number;
   blockedMs: number;
+  /** What the holder's first look after the pause said (`isHeld` and a live signal): it must say "lost". */
+  heldOnFirstLook: boolean;
+  /** Whether the write that was on the wire when it froze was accepted: fencing must refuse it. */
   lateWriteAccepted: boolean;
   signalAborted: boolean;
+}
+
+/** An acquisition or renewal a worker's client reported (its onEvent), sent over IPC as it happens. */
+export interface LeaseNote {
+  type: 'acquired' | 'renewed';
+  key: string;
+  token: number;
+  /** The lease's end as stored, on the writer's wall clock (ms). */
+  expiresAt: number | null;
 }
 
 export interface ProcessReport {
@@ -60,10 +78,19 @@ export interface ProcessOutcome {
   plan: ProcessPlan;
   /** Set when the process finished and reported. */
   report?: ProcessReport;
+  /** Every acquisition and renewal its clients reported, also from a process that was killed. */
+  leases: LeaseNote[];
   /** Set when the test killed it (test-process monotonic ms). */
   killedAt?: number;
   /** Why it failed, when it neither reported nor was killed. */
   failure?: string;
+}
+
+interface WorkerMessage {
+  type: 'ready' | 'lease' | 'report' | 'crash';
+  lease?: LeaseNote;
+  report?: ProcessReport;
+  error?: string;
 }
 
 /**
@@ -98,7 +125,7 @@ export class WorkerProcesses {
     const exits: Array<Promise<void>> = [];
     const ready: Array<Promise<void>> = [];
     for (const plan of this.plans) {
-      const outcome: ProcessOutcome = { plan };
+      const outcome: ProcessOutcome = { plan, leases: [] };
       this.outcomes.set(plan.process, outcome);
       const child = fork(workerScript, [], { execArgv: [], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
       this.children.set(plan.process, child);
@@ -109,8 +136,9 @@ export class WorkerProcesses {
       });
       ready.push(
         new Promise<void>((resolve) => {
-          child.on('message', (message: { type: string; report?: ProcessReport; error?: string }) => {
+          child.on('message', (message: WorkerMessage) => {
             if (message.type === 'ready') resolve();
+            if (message.type === 'lease') outcome.leases.push(message.lease!);
             if (message.type === 'report') outcome.report = message.report!;
             if (message.type === 'crash') outcome.failure = message.error!;
           });
