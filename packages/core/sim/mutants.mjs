@@ -73,10 +73,11 @@ const MUTANTS = [
       '    if (!holder || holder.renewedAt < this.clock.time.now() - 10) return true;\n    if (holder.leaseMs === null) return false;\n    if (this.clock.mode',
   },
   {
-    name: 'review 1: handOver does not set firstSentAt',
+    name: 'review 1: a landed hand-over counted from when it was learned',
     file: 'src/lease-protocol.ts',
-    search: '    next.firstSentAt ??= sentAt;\n',
-    replace: '    next.firstSentAt ??= undefined as unknown as number;\n',
+    search:
+      '    const leaseStart = earlier ? Math.min(sentAt, next.firstSentAt ?? Number.NEGATIVE_INFINITY) : sentAt;\n',
+    replace: '    const leaseStart = sentAt;\n',
   },
   {
     name: "review 2a: the re-read's error rethrown as not applied",
@@ -105,10 +106,28 @@ const MUTANTS = [
     replace: '    if (contender.lockId || !settle || contender.abandoned) return;\n',
   },
   {
-    name: 'review 3: unknown-outcome renewal keeps the later deadline',
+    name: 'review 3: a shortening renewal keeps the later deadline',
     file: 'src/lock.ts',
-    search: '          this.deadline = Math.min(this.deadline, lossDeadline(started, leaseMs, 0));\n',
+    search: '      this.lowerDeadline(lossDeadline(started, leaseMs, 0));\n',
     replace: '\n',
+  },
+  {
+    name: 'review 4: new tokens ignore the floor this client saw',
+    file: 'src/lease-protocol.ts',
+    search: '    return Math.max(current?.record.token ?? 0, this.known.tokenFloor(key)) + 1;\n',
+    replace: '    return (current?.record.token ?? 0) + 1;\n',
+  },
+  {
+    name: 'review 7: a renewal landing after the loss is not settled',
+    file: 'src/lock.ts',
+    search: '          this.landedAfterLoss = true;\n',
+    replace: '\n',
+  },
+  {
+    name: 'review 7: our own landed release is taken as a loss',
+    file: 'src/lease-protocol.ts',
+    search: '      (found) => found.holder === null,\n',
+    replace: '      () => false,\n',
   },
   {
     name: 'review 5: late hand-over strands the waiter',

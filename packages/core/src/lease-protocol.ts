@@ -369,7 +369,7 @@ export class LeaseProtocol implements LeaseEngine {
       (found) => found.holder?.lockId === next.lockId,
     );
     // Landed from an earlier attempt: its lease counts from that attempt's send at the latest.
-    const leaseStart = earlier ? Math.min(sentAt, next.firstSentAt) : sentAt;
+    const leaseStart = earlier ? Math.min(sentAt, next.firstSentAt ?? Number.NEGATIVE_INFINITY) : sentAt;
     return this.ownLease(lease.key, next.lockId, lease.version, record, leaseStart, record.writeId);
   }
 
@@ -453,7 +453,8 @@ export class LeaseProtocol implements LeaseEngine {
       contender.lockId,
       current.version,
       current.record,
-      contender.firstSentAt ?? this.clock.time.monotonic(),
+      // A lease whose first write cannot be dated is never trusted (settling only releases it).
+      contender.firstSentAt ?? Number.NEGATIVE_INFINITY,
       current.record.writeId,
     );
   }

@@ -1,28 +1,10 @@
 import { describe, expect, test } from 'vitest';
 import { type Lock, LockClient, type LockClientOptions } from '../src/index.js';
-import { ManualTime } from './helpers/manual-time.js';
-import { scriptedStore } from './helpers/scripted-store.js';
-
-function setup(options: Partial<LockClientOptions> = {}) {
-  const time = new ManualTime();
-  const scripted = scriptedStore(time);
-  const client = (extra: Partial<LockClientOptions> = {}, store = scripted.store) =>
-    new LockClient({
-      store,
-      leaseMs: 10_000,
-      retry: { attempts: 1 },
-      pollMs: 200,
-      clock: { time: time.scheduler() },
-      ...options,
-      ...extra,
-    });
-  return { time, scripted, client };
-}
-const replica = (s: ReturnType<typeof setup>) => s.client({}, s.scripted.inner);
+import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
 describe('review: close() and releases of unknown outcome', () => {
   test('fail-closed: close() does not resolve while the release it made may not have landed', async () => {
-    const s = setup({ leaseMs: Number.POSITIVE_INFINITY });
+    const s = scriptedClients({ leaseMs: Number.POSITIVE_INFINITY });
     const locks = s.client();
     await locks.acquire('k');
     s.scripted.nextWrite({ kind: 'apply-late' }); // close()'s release is lost on the way
@@ -35,7 +17,7 @@ describe('review: close() and releases of unknown outcome', () => {
   });
 
   test('close() does not resolve while a renewal that landed after the loss still holds the key', async () => {
-    const s = setup({ leaseMs: 3_000, heartbeatMs: 1_000 });
+    const s = scriptedClients({ leaseMs: 3_000, heartbeatMs: 1_000 });
     const locks = s.client();
     const lock = await locks.acquire('k');
     s.scripted.nextWrite({ kind: 'slow', ms: 5_000 }); // applied at once, answered 5 s later
@@ -51,7 +33,7 @@ describe('review: close() and releases of unknown outcome', () => {
 
 describe('review: tokens after resume()', () => {
   test('a hand-over from a resumed lease does not go below a token this client saw', async () => {
-    const s = setup();
+    const s = scriptedClients();
     const a = s.client();
     for (let i = 0; i < 5; i++) await (await a.acquire('k')).release();
     s.scripted.inner.documents.delete('k'); // a lifecycle rule
@@ -68,7 +50,7 @@ describe('review: tokens after resume()', () => {
 
 describe('review: close() while a hand-over to a local waiter is in flight', () => {
   test('the waiter does not end up holding the lock after close() resolved', async () => {
-    const s = setup({ leaseMs: Number.POSITIVE_INFINITY });
+    const s = scriptedClients({ leaseMs: Number.POSITIVE_INFINITY });
     const locks = s.client();
     const first = await locks.acquire('k');
     let waiter: Lock | undefined;

@@ -1,30 +1,10 @@
 import { describe, expect, test } from 'vitest';
 import { type Lock, LockClient, type LockClientOptions } from '../src/index.js';
-import { ManualTime } from './helpers/manual-time.js';
-import { scriptedStore } from './helpers/scripted-store.js';
-
-const held = (lock: Lock | undefined) => lock !== undefined && lock.isHeld && !lock.signal.aborted;
-
-function setup(options: Partial<LockClientOptions> = {}) {
-  const time = new ManualTime();
-  const scripted = scriptedStore(time);
-  const client = (extra: Partial<LockClientOptions> = {}, store = scripted.store) =>
-    new LockClient({
-      store,
-      leaseMs: 10_000,
-      retry: { attempts: 1 },
-      pollMs: 200,
-      clock: { time: time.scheduler() },
-      ...options,
-      ...extra,
-    });
-  return { time, scripted, client };
-}
-const replica = (s: ReturnType<typeof setup>) => s.client({}, s.scripted.inner);
+import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
 describe('review: a write queued behind extend(shorter) counts its deadline with the lease it will write', () => {
   test('update() called while extend(2 s) is in flight (no faults at all)', async () => {
-    const s = setup({ heartbeatMs: false });
+    const s = scriptedClients({ heartbeatMs: false });
     const lock = await s.client().acquire('k');
     const extended = lock.extend(2_000);
     const updated = lock.update('x'); // queued behind the extend, renews with the 2 s lease
@@ -39,7 +19,7 @@ describe('review: a write queued behind extend(shorter) counts its deadline with
   });
 
   test('a heartbeat that fired while extend(2 s) was in flight', async () => {
-    const s = setup({ heartbeatMs: 3_000 });
+    const s = scriptedClients({ heartbeatMs: 3_000 });
     const lock = await s.client().acquire('k');
     await s.time.advance(2_900);
     s.scripted.nextWrite({ kind: 'slow', ms: 200 }); // the extend: applied, answered at 3.1 s
@@ -58,7 +38,7 @@ describe('review: a write queued behind extend(shorter) counts its deadline with
 
 describe('review: a write queued behind extend(Infinity)', () => {
   test('update() called while extend(Infinity) is in flight: the lock is not lost while its record stays fail-closed for ever', async () => {
-    const s = setup();
+    const s = scriptedClients();
     const locks = s.client();
     const lock = await locks.acquire('k');
     const extended = lock.extend(Number.POSITIVE_INFINITY);

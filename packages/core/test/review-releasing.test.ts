@@ -6,35 +6,14 @@ import {
   type LockEvent,
   LockStoreError,
 } from '../src/index.js';
-import { ManualTime } from './helpers/manual-time.js';
-import { scriptedStore } from './helpers/scripted-store.js';
-
-const held = (lock: Lock | undefined) => lock !== undefined && lock.isHeld && !lock.signal.aborted;
-
-function setup(options: Partial<LockClientOptions> = {}) {
-  const time = new ManualTime();
-  const scripted = scriptedStore(time);
-  const client = (extra: Partial<LockClientOptions> = {}, store = scripted.store) =>
-    new LockClient({
-      store,
-      leaseMs: 10_000,
-      retry: { attempts: 1 },
-      pollMs: 200,
-      clock: { time: time.scheduler() },
-      ...options,
-      ...extra,
-    });
-  return { time, scripted, client };
-}
-const replica = (s: ReturnType<typeof setup>, extra: Partial<LockClientOptions> = {}) =>
-  s.client(extra, s.scripted.inner);
+import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
 describe('review: a release of unknown outcome, then a retry the store refused', () => {
   test.each([
     ['trusted', {}],
     ['untrusted', { clock: 'untrusted' as const }],
   ])('%s: the lock must not be held again while the first release can still land', async (_n, opts) => {
-    const s = setup();
+    const s = scriptedClients();
     const time = s.time;
     const clock =
       'clock' in opts ? { mode: 'untrusted' as const, time: time.scheduler() } : { time: time.scheduler() };
@@ -58,7 +37,7 @@ describe('review: a fail-closed hand-over of unknown outcome whose waiter gave u
   ])(
     '%s: the key is not held for ever by the lock id of the waiter that left; the next waiter gets it',
     async (_n, kind) => {
-      const s = setup({ leaseMs: Number.POSITIVE_INFINITY });
+      const s = scriptedClients({ leaseMs: Number.POSITIVE_INFINITY });
       const locks = s.client();
       const first = await locks.acquire('k');
       const leaving = new AbortController();
@@ -91,7 +70,7 @@ describe('review: resume() elsewhere of a lock nothing renews', () => {
     ['fail-closed', { leaseMs: Number.POSITIVE_INFINITY }],
     ['heartbeatMs: false', { heartbeatMs: false as const }],
   ])('%s: the old lock aborts within 5 polls once another client resumed it', async (_n, options) => {
-    const s = setup(options);
+    const s = scriptedClients(options);
     const old = await s.client().acquire('k');
     const resumed = await replica(s).resume(old.handle);
     expect(held(resumed)).toBe(true);
@@ -102,7 +81,7 @@ describe('review: resume() elsewhere of a lock nothing renews', () => {
 
 describe('review: a release({ data }) the store certainly refused', () => {
   test('is not stored later over an update the caller made after the refusal', async () => {
-    const s = setup();
+    const s = scriptedClients();
     const lock = await s.client().acquire('k');
     s.scripted.nextWrite({ kind: 'refused' });
     const error = await lock.release({ data: 'refused release' }).catch((e: unknown) => e);
@@ -121,7 +100,7 @@ describe('review: the heartbeat of a releasing lock', () => {
   test('a release that landed unseen is not reported as lost when the heartbeat comes first', async () => {
     const events: LockEvent['type'][] = [];
     let onLost = 0;
-    const s = setup({ leaseMs: 300, onEvent: (event) => events.push(event.type) });
+    const s = scriptedClients({ leaseMs: 300, onEvent: (event) => events.push(event.type) });
     const lock = await s.client().acquire('k', { onLost: () => onLost++ });
     s.scripted.nextWrite({ kind: 'lose-answer' });
     s.scripted.nextReadFails();
@@ -137,7 +116,7 @@ describe('review: the heartbeat of a releasing lock', () => {
 
 describe('review: record extensions', () => {
   test('forceRelease keeps fields a newer version wrote', async () => {
-    const s = setup();
+    const s = scriptedClients();
     s.scripted.inner.documents.set('k', {
       version: 'v-new',
       text: JSON.stringify({

@@ -10,37 +10,15 @@ import {
 import { entryKey } from '../src/list-entries.js';
 import { type ListBucket, ListLeaseEngine } from '../src/list-lease-engine.js';
 import { resolveRetry } from '../src/retry.js';
-import { ManualTime } from './helpers/manual-time.js';
-import { scriptedStore } from './helpers/scripted-store.js';
+import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
 // One test per finding of the protocol review (issue 15, findings 1–7). Each runs the real
 // client over a scripted memory store on a manual timeline, so the fault lands exactly where
 // the finding needs it.
 
-const held = (lock: Lock | undefined) => lock !== undefined && lock.isHeld && !lock.signal.aborted;
-
-function setup(options: Partial<LockClientOptions> = {}) {
-  const time = new ManualTime();
-  const scripted = scriptedStore(time);
-  const client = (extra: Partial<LockClientOptions> = {}, store = scripted.store) =>
-    new LockClient({
-      store,
-      leaseMs: 10_000,
-      retry: { attempts: 1 },
-      pollMs: 200,
-      clock: { time: time.scheduler() },
-      ...options,
-      ...extra,
-    });
-  return { time, scripted, client };
-}
-
-/** Another replica on the same records, with no faults on its way. */
-const replica = (s: ReturnType<typeof setup>) => s.client({}, s.scripted.inner);
-
 describe('1. a hand-over whose answer was lost counts its lease from the hand-over', () => {
   test('the adopted lock is not held any more when another client takes over at the stored expiry', async () => {
-    const s = setup({ heartbeatMs: false });
+    const s = scriptedClients({ heartbeatMs: false });
     const locks = s.client();
     const first = await locks.acquire('k');
     let second: Lock | undefined;
@@ -63,7 +41,7 @@ describe('1. a hand-over whose answer was lost counts its lease from the hand-ov
 
 describe('2. unknown outcomes are reported as unknown and settled', () => {
   test('a claim whose answer was lost and whose re-read failed says maybeApplied, and is given back', async () => {
-    const s = setup({ leaseMs: Number.POSITIVE_INFINITY });
+    const s = scriptedClients({ leaseMs: Number.POSITIVE_INFINITY });
     const locks = s.client();
     s.scripted.nextWrite({ kind: 'lose-answer' });
     s.scripted.nextReadFails();
@@ -76,7 +54,7 @@ describe('2. unknown outcomes are reported as unknown and settled', () => {
   });
 
   test('a claim that lands after the client gave up and re-read is released, and close() waits for it', async () => {
-    const s = setup({ leaseMs: Number.POSITIVE_INFINITY });
+    const s = scriptedClients({ leaseMs: Number.POSITIVE_INFINITY });
     const locks = s.client();
     s.scripted.nextWrite({ kind: 'apply-late' });
     await expect(locks.acquire('k', { waitMs: 0 })).rejects.toMatchObject({ maybeApplied: true });
@@ -91,7 +69,7 @@ describe('2. unknown outcomes are reported as unknown and settled', () => {
   });
 
   test('an update that threw but landed is not reverted by the next renewal', async () => {
-    const s = setup({ heartbeatMs: 1000 });
+    const s = scriptedClients({ heartbeatMs: 1000 });
     const locks = s.client();
     const lock = await locks.acquire('k');
     await lock.update({ v: 1 });
@@ -108,7 +86,7 @@ describe('2. unknown outcomes are reported as unknown and settled', () => {
 
 describe('3. a shortening of unknown outcome makes the holder trust the earlier end', () => {
   test('extend(shorter) whose answer was lost: the lock is no longer held when another client takes over', async () => {
-    const s = setup({ heartbeatMs: false });
+    const s = scriptedClients({ heartbeatMs: false });
     const lock = await s.client().acquire('k');
     s.scripted.nextWrite({ kind: 'lose-answer' });
     s.scripted.nextReadFails();
@@ -122,7 +100,7 @@ describe('3. a shortening of unknown outcome makes the holder trust the earlier 
   });
 
   test('a lockAtLeastMs release whose answer was lost: the same', async () => {
-    const s = setup({ heartbeatMs: 1000 });
+    const s = scriptedClients({ heartbeatMs: 1000 });
     const lock = await s.client().acquire('k', { lockAtLeastMs: 3_000 });
     s.scripted.nextWrite({ kind: 'lose-answer' });
     s.scripted.nextReadFails();
@@ -139,7 +117,7 @@ describe('3. a shortening of unknown outcome makes the holder trust the earlier 
 
 describe('4. unreadable records, newer fields and deleted records', () => {
   test('forceRelease replaces an unreadable record and keeps its readable token', async () => {
-    const s = setup();
+    const s = scriptedClients();
     const locks = s.client();
     s.scripted.inner.documents.set('k', {
       version: 'v-bad',
@@ -152,7 +130,7 @@ describe('4. unreadable records, newer fields and deleted records', () => {
   });
 
   test('fields a newer version wrote survive acquire, update and release', async () => {
-    const s = setup();
+    const s = scriptedClients();
     const locks = s.client();
     s.scripted.inner.documents.set('k', {
       version: 'v-new',
@@ -168,7 +146,7 @@ describe('4. unreadable records, newer fields and deleted records', () => {
   });
 
   test('a deleted record does not make tokens go back for a client that saw them', async () => {
-    const s = setup();
+    const s = scriptedClients();
     const locks = s.client();
     for (let i = 0; i < 3; i++) await (await locks.acquire('k')).release();
     s.scripted.inner.documents.delete('k');
@@ -179,7 +157,7 @@ describe('4. unreadable records, newer fields and deleted records', () => {
 
 describe('5. a hand-over that lands too late does not strand the waiter', () => {
   test('the waiter still gets the lock', async () => {
-    const s = setup({ leaseMs: 2_000, heartbeatMs: false });
+    const s = scriptedClients({ leaseMs: 2_000, heartbeatMs: false });
     const locks = s.client();
     const first = await locks.acquire('k');
     let second: Lock | undefined;
@@ -199,7 +177,7 @@ describe('6. locks nothing renews learn that they were taken away', () => {
     ['fail-closed', { leaseMs: Number.POSITIVE_INFINITY }],
     ['heartbeatMs: false', { heartbeatMs: false as const }],
   ])('%s: forceRelease elsewhere aborts the signal within 5 polls', async (_name, options) => {
-    const s = setup(options);
+    const s = scriptedClients(options);
     const lock = await s.client().acquire('k');
     expect(await replica(s).forceRelease('k')).toBe(true);
     await s.time.advance(5 * 200 + 50);
@@ -207,7 +185,7 @@ describe('6. locks nothing renews learn that they were taken away', () => {
   });
 
   test('a release by handle in another client aborts a fail-closed lock', async () => {
-    const s = setup({ leaseMs: Number.POSITIVE_INFINITY });
+    const s = scriptedClients({ leaseMs: Number.POSITIVE_INFINITY });
     const lock = await s.client().acquire('k');
     await replica(s).release('k', lock.handle);
     await s.time.advance(5 * 200 + 50);
@@ -217,7 +195,7 @@ describe('6. locks nothing renews learn that they were taken away', () => {
 
 describe('7. smaller findings', () => {
   test('a renewal that lands after the loss timer fired is released, not left renewed', async () => {
-    const s = setup({ leaseMs: 3_000, heartbeatMs: 1_000 });
+    const s = scriptedClients({ leaseMs: 3_000, heartbeatMs: 1_000 });
     const lock = await s.client().acquire('k');
     s.scripted.nextWrite({ kind: 'slow', ms: 5_000 });
     await s.time.advance(3_000);
@@ -228,7 +206,7 @@ describe('7. smaller findings', () => {
 
   test('our own release that landed unseen is reported as released, not lost', async () => {
     const events: LockEvent['type'][] = [];
-    const s = setup({ onEvent: (event) => events.push(event.type) });
+    const s = scriptedClients({ onEvent: (event) => events.push(event.type) });
     const lock = await s.client().acquire('k');
     s.scripted.nextWrite({ kind: 'lose-answer' });
     s.scripted.nextReadFails();
@@ -239,7 +217,7 @@ describe('7. smaller findings', () => {
   });
 
   test('forceRelease says true when its write landed and the retry met a failed condition', async () => {
-    const s = setup();
+    const s = scriptedClients();
     await replica(s).acquire('k');
     s.scripted.nextWrite({ kind: 'conflict-after-apply' });
     expect(await s.client().forceRelease('k')).toBe(true);

@@ -79,6 +79,8 @@ export function oneRequestClaimStore(time: ManualTime, inner: MemoryStore = memo
   return {
     ...scripted,
     store,
+    /** The same records and faults without the one-request claim. */
+    withoutClaim: scripted.store,
     /** The next one-request claim meets `fault`. */
     nextClaim(fault: ScriptedFault) {
       claimPlans.push(fault);
