@@ -55,3 +55,11 @@ describe('review: a one-request claim that lands after it was settled (untrusted
     expect(s.time.elapsed - landedAt).toBeLessThanOrEqual(10_000 + 2 * 200);
   });
 });
+
+describe('finding 2b on the one-request claim', () => {
+  test('a claim that lands only after the re-read is reported as unknown, not as busy', async () => {
+    const s = scriptedClients({}, { oneRequestClaim: true });
+    s.scripted.nextClaim({ kind: 'apply-late' });
+    await expect(s.client().tryAcquire('k')).rejects.toMatchObject({ maybeApplied: true });
+  });
+});
