@@ -293,6 +293,14 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
         // Waiters queue behind a local holder without polling: if it was taken away, they
         // wait until it learns so (the taken-away check bounds that).
         if (checker.liveEntries().some((e) => e.key === key && e.client === client)) continue;
+        // An untrusted waiter counts a lease from when it first sees the record: one that could
+        // not see it before the quiet phase (paused, partitioned) waits a full lease from there.
+        const holder = backend.peek(key)?.holder;
+        const untrustedFrom =
+          config.clients[client.slot]?.clockMode === 'untrusted' && holder?.leaseMs
+            ? quietFrom + holder.leaseMs * 1.01 + maxTolerance + maxPoll
+            : 0;
+        if (world.now - Math.max(since, untrustedFrom) < starveBound) continue;
         for (const call of client.pending) {
           if (call.key !== key || !call.waiting || call.startedAt > since) continue;
           checker.fail(

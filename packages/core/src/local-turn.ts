@@ -45,7 +45,9 @@ export class LocalTurn {
    */
   yieldedAfter(releaseMs: number): void {
     this.end();
-    this.awayUntil = this.monotonic() + this.pollMs + releaseMs;
+    // A release slowed by a pause or a stalled network says nothing about other pollers: the
+    // round trip counts for at most one more poll interval.
+    this.awayUntil = this.monotonic() + this.pollMs + Math.min(releaseMs, this.pollMs);
   }
 
   /** How much longer this client's poller must leave the key to others (0: may claim). */
