@@ -100,6 +100,11 @@ export class LockStoreError extends LockError {
   }
 }
 
+/** A store error after which the write may or may not have been applied (and may still be). */
+export function isUnknownOutcome(error: unknown): boolean {
+  return error instanceof LockStoreError && error.maybeApplied;
+}
+
 /** A stored lock record could not be understood; it is never overwritten silently. */
 export class LockCorruptedError extends LockError {
   readonly key: string;

@@ -2,6 +2,7 @@ import { type Campaign, type CampaignOptions, startCampaign } from './campaign.j
 import { type ClockMode, type ClockOptions, resolveClock } from './clock.js';
 import {
   type HolderSummary,
+  isUnknownOutcome,
   LockConfigError,
   LockError,
   LockLostError,
@@ -835,10 +836,6 @@ function pollDelay(attempt: number, maxMs: number, random: () => number): number
 
 /** A lock nothing renews reads its record every this many poll intervals. */
 const VERIFY_POLLS = 5;
-
-function isUnknownOutcome(error: unknown): boolean {
-  return error instanceof LockStoreError && error.maybeApplied;
-}
 
 function closedError(): LockStoreError {
   return new LockStoreError('This LockClient was closed; create a new one to lock again.', {

@@ -1,4 +1,4 @@
-import { LockError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
+import { isUnknownOutcome, LockError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
 import { encodeHandle } from './handle.js';
 import type { Contender, LeaseEngine, LeaseState } from './lease-engine.js';
 import type { LockEventReport } from './lock-events.js';
@@ -525,11 +525,6 @@ export class Lock<T = unknown> {
     this.releaseRetryTimer = undefined;
     this.pendingRelease = undefined;
   }
-}
-
-/** A store error after which the write may or may not have been applied. */
-function isUnknownOutcome(error: unknown): boolean {
-  return error instanceof LockStoreError && error.maybeApplied;
 }
 
 const RELEASE_RETRY_FIRST_MS = 100;
