@@ -13,6 +13,7 @@ export {
 export { keyOfHandle } from './handle.js';
 export { type LockHttpAnswer, lockErrorToHttp, type ProblemDetails } from './http-problem.js';
 export { escapeKeyPart } from './key-part.js';
+export { checkOptionKeys } from './option-keys.js';
 export type { LeaseStrategy } from './lease-engine.js';
 export { Lock } from './lock.js';
 export { type AcquireOptions, LockClient, type LockClientOptions, type LockInfo } from './lock-client.js';
