@@ -1,11 +1,16 @@
 #!/usr/bin/env node
 // Runs every package's test suite through turbo, prints one closing line that sums the vitest
 // results of all packages ("Tests: N passed, N failed"), then fails the run if any process the
-// suites started is still running.
+// suites started is still running. Then it packs the published packages and runs the small
+// apps that install them as a user would (scripts/packed-apps), on every Node line here.
+//
+//   pnpm test               the suites on this machine's Node, then the packed apps
+//   pnpm test --node 24     the suites on Node 24 (installed by setup), no packed apps
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { leftBehind, suiteProcesses } from './leak-check.mjs';
+import { nodeBinDir } from './node-lines.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const workspaces = ['packages', 'apps']
@@ -16,10 +21,24 @@ for (const ws of workspaces) rmSync(join(ws, 'test-results.json'), { force: true
 
 const before = suiteProcesses(root);
 const extraArgs = process.argv.slice(2);
+const nodeFlag = extraArgs.indexOf('--node');
+const nodeLine = nodeFlag === -1 ? undefined : extraArgs.splice(nodeFlag, 2)[1];
+const env = { TURBO_TELEMETRY_DISABLED: '1', ...process.env };
+if (nodeLine !== undefined) {
+  const dir = nodeBinDir(nodeLine);
+  if (!existsSync(join(dir, 'node'))) {
+    console.error(`run-tests: Node ${nodeLine} is not installed here; run bash scripts/setup.sh first.`);
+    process.exit(2);
+  }
+  env.PATH = `${dir}:${env.PATH}`;
+}
+// Part of turbo's hash (turbo.json globalEnv), so a result from another Node line is not replayed.
+env.LATCH_NODE_VERSION = spawnSync('node', ['--version'], { env, encoding: 'utf8' }).stdout.trim();
+console.log(`run-tests: test suites on Node ${env.LATCH_NODE_VERSION}`);
 const turbo = spawnSync(
   'pnpm',
   ['exec', 'turbo', 'run', 'test', '--concurrency=1', '--output-logs=full', ...extraArgs],
-  { cwd: root, stdio: 'inherit', env: { TURBO_TELEMETRY_DISABLED: '1', ...process.env } },
+  { cwd: root, stdio: 'inherit', env },
 );
 
 let passed = 0;

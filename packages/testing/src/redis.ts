@@ -1,4 +1,5 @@
 import { startBackendProcess } from './backend-process.js';
+import { checkOptionKeys } from './option-keys.js';
 import { redisCommands } from './resp-client.js';
 
 export interface RedisServerOptions {
@@ -9,6 +10,13 @@ export interface RedisServerOptions {
   /** How long to wait for the first PONG. Default: 15 000 ms. */
   startupTimeoutMs?: number;
 }
+
+const REDIS_OPTIONS: Record<keyof RedisServerOptions, true> = {
+  port: true,
+  redisServerPath: true,
+  startupTimeoutMs: true,
+};
+const REDIS_OPTION_KEYS = Object.keys(REDIS_OPTIONS);
 
 export interface RedisServer {
   /** e.g. `redis://127.0.0.1:43117` — pass to ioredis / node-redis. */
@@ -29,6 +37,7 @@ const REDIS_HINT =
  * resolves once it answers PING.
  */
 export async function startRedis(options: RedisServerOptions = {}): Promise<RedisServer> {
+  checkOptionKeys('startRedis()', options, REDIS_OPTION_KEYS);
   const backend = await startBackendProcess({
     name: 'redis-server',
     command: options.redisServerPath ?? 'redis-server',

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { listen } from '../listen.js';
+import { checkOptionKeys } from '../option-keys.js';
 import { resetSocket } from '../reset-socket.js';
 import { ClientGoneError, readRawBody } from './body.js';
 import {
@@ -43,6 +44,16 @@ export interface S3ServerOptions {
   /** Largest object body accepted; bigger uploads get 400 EntityTooLarge. Default 50 MiB. */
   maxObjectSize?: number;
 }
+
+const S3_SERVER_OPTIONS: Record<keyof S3ServerOptions, true> = {
+  port: true,
+  host: true,
+  bucket: true,
+  conditionalWrites: true,
+  region: true,
+  maxObjectSize: true,
+};
+const S3_SERVER_OPTION_KEYS = Object.keys(S3_SERVER_OPTIONS);
 
 export interface S3RequestLogEntry {
   readonly op: S3Operation;
@@ -107,6 +118,7 @@ const HANDLERS: Record<Exclude<S3Operation, 'Unsupported'>, Handler> = {
  * with S3's status codes, and fault injection. Any credentials are accepted; signatures are not checked.
  */
 export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Server> {
+  checkOptionKeys('startS3Server()', options, S3_SERVER_OPTION_KEYS);
   const host = options.host ?? '127.0.0.1';
   const region = options.region ?? 'us-east-1';
   const config: HandlerConfig = {
