@@ -6,6 +6,7 @@ import { join } from 'node:path';
 
 /** Extra lines, newest last; setup installs exactly these versions. */
 export const EXTRA_NODE_LINES = [
+  { major: 22, version: '22.23.3' },
   { major: 24, version: '24.21.0' },
   { major: 26, version: '26.10.0' },
 ];

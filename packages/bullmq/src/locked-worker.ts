@@ -1,6 +1,6 @@
 import { LockConfigError } from '@latch/core';
 import { Worker, type WorkerOptions } from 'bullmq';
-import type { JobLockOptions } from './options.js';
+import { checkJobLockOptionKeys, type JobLockOptions } from './options.js';
 import { type LockedProcessor, withLock } from './with-lock.js';
 
 export interface LockedWorkerOptions<
@@ -28,6 +28,7 @@ export class LockedWorker<
         'new LockedWorker(name, processor, options) needs options.lock: { client, key } (the options of withLock), next to the usual worker options.',
       );
     }
+    checkJobLockOptionKeys('new LockedWorker(name, processor, { lock })', options.lock);
     const { lock, ...workerOptions } = options;
     const leaseMs = lock.leaseMs ?? workerOptions.lockDuration ?? 30_000;
     super(name, withLock(processor, { ...lock, leaseMs }), workerOptions);

@@ -1,4 +1,4 @@
-import { type LockClient, LockConfigError } from '@latch/core';
+import { checkOptionKeys, type LockClient, LockConfigError } from '@latch/core';
 import type { Job } from 'bullmq';
 
 /** How a job whose lock is held elsewhere is handled. */
@@ -49,6 +49,42 @@ export interface ResolvedJobLockOptions<DataType, ResultType, NameType extends s
 
 const WHERE = 'withLock(processor, options)';
 
+/** Every option of withLock (and LockedWorker's `lock`): the compiler fails here when one is added but not listed. */
+const JOB_LOCK_OPTIONS: Record<keyof JobLockOptions, true> = {
+  client: true,
+  key: true,
+  onLocked: true,
+  leaseMs: true,
+  heartbeatMs: true,
+  backoff: true,
+  maxDelays: true,
+  context: true,
+};
+const JOB_LOCK_OPTION_KEYS = Object.keys(JOB_LOCK_OPTIONS);
+const BACKOFF_OPTIONS: Record<keyof DelayBackoff, true> = { baseMs: true, maxMs: true };
+const BACKOFF_OPTION_KEYS = Object.keys(BACKOFF_OPTIONS);
+/** Options of other Latch APIs that a job lock does not take, with what to do instead. */
+const JOB_LOCK_HINTS: Readonly<Record<string, string>> = {
+  waitMs:
+    'a job lock never waits (it takes one try, so no worker slot is held waiting); a contended job is delayed, see onLocked and backoff.',
+  store: 'withLock takes a client built on the store: client: new LockClient({ store }).',
+};
+
+/**
+ * Refuses unknown keys in job lock options and their `backoff`; `where` names the entry point
+ * (LockedWorker checks its `lock` option before withLock sees it, to name itself).
+ */
+export function checkJobLockOptionKeys(where: string, options: object): void {
+  checkOptionKeys(where, options, JOB_LOCK_OPTION_KEYS, JOB_LOCK_HINTS);
+  const { backoff } = options as { backoff?: unknown };
+  if (backoff !== undefined && (typeof backoff !== 'object' || backoff === null)) {
+    throw new LockConfigError(
+      `${where}: options.backoff must be an object { baseMs, maxMs }, got ${describe(backoff)}.`,
+    );
+  }
+  checkOptionKeys(`${where} backoff`, backoff, BACKOFF_OPTION_KEYS);
+}
+
 /** Checks everything that can be checked before a job arrives, so mistakes surface at start-up. */
 export function resolveJobLockOptions<DataType, ResultType, NameType extends string>(
   options: JobLockOptions<DataType, ResultType, NameType>,
@@ -56,6 +92,7 @@ export function resolveJobLockOptions<DataType, ResultType, NameType extends str
   if (typeof options !== 'object' || options === null) {
     throw new LockConfigError(`${WHERE} needs an options object with a client and a key function.`);
   }
+  checkJobLockOptionKeys(WHERE, options);
   const { client, key, onLocked = 'delay', leaseMs, heartbeatMs, maxDelays = 100, context } = options;
   if (!isLockClient(client)) {
     throw new LockConfigError(

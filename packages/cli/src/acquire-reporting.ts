@@ -7,6 +7,8 @@ const HOLDER_CHECK_MS = 30_000;
 
 /** Lease, poll and heartbeat are the client's settings; a request only says what to wait for. */
 export interface AcquireRequest {
+  /** Starts every line latch writes: "latch run" or "latch acquire". */
+  command: string;
   name: string;
   waitMs: number;
   context: string | undefined;
@@ -27,12 +29,14 @@ export async function acquireReporting(
   const announce = (info: LockInfo) => {
     if (info.state !== 'held' || info.owner === undefined || info.acquiredAt === undefined) return;
     say(
-      `latch: waiting up to ${formatDuration(waitMs)} for lock "${name}", held by ${describeHolder({
-        owner: info.owner,
-        context: info.context,
-        acquiredAt: info.acquiredAt,
-        expiresAt: info.expiresAt ?? null,
-      })}`,
+      `${request.command}: waiting up to ${formatDuration(waitMs)} for lock "${name}", held by ${describeHolder(
+        {
+          owner: info.owner,
+          context: info.context,
+          acquiredAt: info.acquiredAt,
+          expiresAt: info.expiresAt ?? null,
+        },
+      )}`,
     );
   };
   const first = await locks.inspect(name);

@@ -1,4 +1,5 @@
 import type { Env } from './aws-settings.js';
+import type { StoreUrl } from './store-url.js';
 
 /** What a command may touch besides the store: its environment and two line-oriented outputs. */
 export interface CliContext {
@@ -7,6 +8,8 @@ export interface CliContext {
   out(line: string): void;
   /** Writes one line (a newline is added) to stderr: progress, warnings, errors. */
   err(line: string): void;
+  /** The store the command opened (set by openStore): its failures are told in terms of this --store URL. */
+  store?: StoreUrl;
 }
 
 /** One `latch <name>` command. */

@@ -6,16 +6,23 @@ import {
   LockStoreError,
   LockTimeoutError,
 } from '@latch/core';
+import type { Env } from './aws-settings.js';
 import { describeHolder } from './describe-holder.js';
+import { describeStoreError } from './describe-store-error.js';
 import { formatDuration } from './duration.js';
 import { ExitCode, type ExitCodeValue } from './exit-codes.js';
+import type { StoreUrl } from './store-url.js';
 import { UsageError } from './usage-error.js';
 
 /**
  * The message (one line, no stack trace) and exit code for any error a command ends with;
- * the caller prefixes it with the command ("latch run: ...").
+ * the caller prefixes it with the command ("latch run: ..."). `ctx.store` is the store the
+ * command opened, if it got that far: store failures are told in terms of its URL.
  */
-export function describeFailure(error: unknown): { message: string; code: ExitCodeValue } {
+export function describeFailure(
+  error: unknown,
+  ctx: { store?: StoreUrl | undefined; env?: Env } = {},
+): { message: string; code: ExitCodeValue } {
   if (error instanceof UsageError || error instanceof LockConfigError) {
     return { message: oneLine(error.message), code: ExitCode.usage };
   }
@@ -25,8 +32,13 @@ export function describeFailure(error: unknown): { message: string; code: ExitCo
       error.waitedMs === 0 ? held : `gave up after waiting ${formatDuration(error.waitedMs)}: ${held}`;
     return { message, code: ExitCode.notAcquired };
   }
-  if (error instanceof LockStoreError || error instanceof LockCorruptedError) {
-    return { message: `store error: ${oneLine(error.message)}${hint(error)}`, code: ExitCode.storeError };
+  if (error instanceof LockStoreError) {
+    const own = describeStoreError(error, ctx.store, ctx.env ?? {});
+    const message = own ?? `${oneLine(error.message)}${hint(error)}`;
+    return { message: `store error: ${message}`, code: ExitCode.storeError };
+  }
+  if (error instanceof LockCorruptedError) {
+    return { message: `store error: ${oneLine(error.message)}`, code: ExitCode.storeError };
   }
   if (error instanceof LockLostError || error instanceof LockNotHeldError) {
     return { message: oneLine(error.message), code: ExitCode.lockLost };

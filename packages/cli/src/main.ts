@@ -82,7 +82,7 @@ export async function main(
     prefix = `latch ${command.name}`;
     return await command.execute([...rest], ctx);
   } catch (error) {
-    const failure = describeFailure(error);
+    const failure = describeFailure(error, ctx);
     ctx.err(`${prefix}: ${failure.message}`);
     return failure.code;
   }
@@ -91,4 +91,3 @@ export async function main(
 function findCommand(name: string): Command | undefined {
   return COMMANDS.find((command) => command.name === name);
 }
-

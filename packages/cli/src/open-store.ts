@@ -1,6 +1,7 @@
 import type { LockClientOptions } from '@latch/core';
 import { dynamoStore, memoryStore, s3ListStore, s3Store } from '@latch/core';
-import { type Env, s3PathStyle } from './aws-settings.js';
+import { s3PathStyle } from './aws-settings.js';
+import type { CliContext } from './cli-context.js';
 import type { StoreUrl } from './store-url.js';
 
 /** A firewalled endpoint should fail with a clear message, not hang the pipeline. */
@@ -16,8 +17,11 @@ export interface OpenedStore {
 /**
  * Builds the store named by `--store`, with an AWS SDK client configured from the environment.
  * The SDK is loaded only for the store that needs it: help and usage errors stay instant.
+ * Records the store in `ctx`, so that a failure is described in terms of its URL.
  */
-export async function openStore(url: StoreUrl, env: Env): Promise<OpenedStore> {
+export async function openStore(url: StoreUrl, ctx: Pick<CliContext, 'env' | 'store'>): Promise<OpenedStore> {
+  ctx.store = url;
+  const { env } = ctx;
   const requestHandler = { connectionTimeout: CONNECT_TIMEOUT_MS };
   switch (url.kind) {
     case 'memory':

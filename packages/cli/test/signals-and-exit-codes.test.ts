@@ -60,6 +60,8 @@ describe('signals', () => {
     const result = await waiter.result;
     expect(result.code).toBe(143);
     expect(result.stderr).toContain('SIGTERM received while waiting for lock');
+    // Every line latch writes names the command, the waiting notice included.
+    for (const line of result.stderr.split('\n').filter(Boolean)) expect(line).toMatch(/^latch run: /);
     expect(readLines(log)).toEqual([]);
     holder.child.kill('SIGTERM');
     expect((await holder.result).code).toBe(0);
@@ -89,7 +91,7 @@ describe('exit codes', () => {
       backend.env(),
     );
     expect(result.code).toBe(127);
-    expect(result.stderr).toBe('latch: cannot run "latch-test-no-such-command": command not found\n');
+    expect(result.stderr).toBe('latch run: cannot run "latch-test-no-such-command": command not found\n');
     expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free', fencingToken: 1 });
   });
 
@@ -112,8 +114,9 @@ describe('a lock lost while the command runs', () => {
     expect(readLines(log)).toEqual([expect.stringMatching(/^ready /), 'got SIGTERM']);
     expect(result.code).toBe(5);
     expect(result.stderr).toMatch(
-      new RegExp(`^latch: Lock "${name}" was lost: .*; stopping the command with SIGTERM$`, 'm'),
+      new RegExp(`^latch run: Lock "${name}" was lost: .*; stopping the command with SIGTERM$`, 'm'),
     );
     expect(result.stderr).toMatch(/exiting with 5 because the lock was lost \(the command exited with 0\)/);
+    for (const line of result.stderr.split('\n').filter(Boolean)) expect(line).toMatch(/^latch run: /);
   });
 });

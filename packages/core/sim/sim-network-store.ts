@@ -156,7 +156,7 @@ export class SimNetwork {
           reject(
             new LockStoreError(
               `simulated timeout: ${op} "${key}" got no answer within ${requestTimeoutMs} ms`,
-              { retryable: true, maybeApplied: isWrite },
+              { retryable: true, maybeApplied: isWrite, reason: 'unavailable' },
             ),
           );
         }),
@@ -181,6 +181,7 @@ export class SimNetwork {
                 new LockStoreError(`simulated network error: ${op} "${key}": connection refused`, {
                   retryable: true,
                   maybeApplied: false,
+                  reason: 'unavailable',
                 }),
               ),
             ),
@@ -201,6 +202,7 @@ export class SimNetwork {
               new LockStoreError(`simulated throttling: ${op} "${key}": slow down`, {
                 retryable: true,
                 maybeApplied: false,
+                reason: 'throttled',
               }),
             ),
           );

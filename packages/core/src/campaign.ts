@@ -15,6 +15,18 @@ export interface CampaignOptions<T = unknown>
   signal?: AbortSignal;
 }
 
+/** Every option of campaign(): the compiler fails here when one is added or dropped. */
+const CAMPAIGN_OPTIONS: Record<keyof CampaignOptions, true> = {
+  leaseMs: true,
+  heartbeatMs: true,
+  context: true,
+  onElected: true,
+  onDemoted: true,
+  onError: true,
+  signal: true,
+};
+export const CAMPAIGN_OPTION_KEYS: readonly string[] = Object.keys(CAMPAIGN_OPTIONS);
+
 export interface Campaign {
   /** True while this campaigner leads. */
   readonly isLeader: boolean;

@@ -32,6 +32,10 @@ export interface ClockOptions {
   time?: TimeSource & Partial<Scheduler>;
 }
 
+/** Every key of ClockOptions: the compiler fails here when one is added or dropped. */
+const CLOCK_OPTIONS: Record<keyof ClockOptions, true> = { mode: true, toleranceMs: true, time: true };
+export const CLOCK_OPTION_KEYS: readonly string[] = Object.keys(CLOCK_OPTIONS);
+
 export interface ResolvedClock {
   mode: ClockMode;
   toleranceMs: number;

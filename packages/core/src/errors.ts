@@ -80,6 +80,31 @@ export class LockConfigError extends LockError {
   }
 }
 
+/**
+ * What kind of failure a {@link LockStoreError} is: what to answer and what to log. The
+ * stores set it; `retryable` and `maybeApplied` keep their own meanings.
+ *
+ * - `unavailable`: an outage. The store could not be reached (connection refused, DNS,
+ *   timeout, connection lost) or failed on its side (5xx). Retrying later may help.
+ * - `throttled`: the store asked to slow down, or concurrent conditional writes contended.
+ * - `misconfigured`: the store is not what the client was set up for: the bucket or table does
+ *   not exist, the client has no region or the wrong one, the endpoint cannot do conditional
+ *   writes, or the store refused a request as invalid (such as a table whose key schema does
+ *   not match). Retrying does not help; the configuration must change.
+ * - `denied`: the client has no usable credentials (none found, an unknown access key, a bad
+ *   signature, an expired token) or IAM does not allow the action. Retrying does not help.
+ * - `closed`: this LockClient was closed.
+ * - `unknown`: anything else, such as an error of unknown shape, or a custom store's
+ *   LockStoreError that gave no reason.
+ */
+export type LockStoreErrorReason =
+  | 'unavailable'
+  | 'throttled'
+  | 'misconfigured'
+  | 'denied'
+  | 'closed'
+  | 'unknown';
+
 /** The backend failed (missing bucket/table, access denied, repeated throttling, network). */
 export class LockStoreError extends LockError {
   /** True when retrying later may succeed (throttling, network); false for missing resources or denied access. */
@@ -89,14 +114,31 @@ export class LockStoreError extends LockError {
    * connection lost after sending). The lease protocol resolves it by re-reading the record.
    */
   readonly maybeApplied: boolean;
+  /** What kind of failure this is (see {@link LockStoreErrorReason}); `'unknown'` when the store did not say. */
+  readonly reason: LockStoreErrorReason;
 
   constructor(
     message: string,
-    options: { cause?: unknown; retryable: boolean; maybeApplied?: boolean; code?: string },
+    options: {
+      cause?: unknown;
+      retryable: boolean;
+      maybeApplied?: boolean;
+      code?: string;
+      reason?: LockStoreErrorReason;
+    },
   ) {
     super(options.code ?? 'LOCK_STORE', message, { cause: options.cause });
     this.retryable = options.retryable;
     this.maybeApplied = options.maybeApplied ?? false;
+    this.reason = options.reason ?? 'unknown';
+  }
+
+  /**
+   * True when the store is set up wrong (`misconfigured` or `denied`): an operator must change
+   * the configuration, and retrying will not help. Such errors must not look like an outage.
+   */
+  get isConfigurationError(): boolean {
+    return this.reason === 'misconfigured' || this.reason === 'denied';
   }
 }
 

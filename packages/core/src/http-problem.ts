@@ -1,4 +1,11 @@
-import { LockConfigError, LockLostError, LockStoreError, LockTimeoutError } from './errors.js';
+import {
+  LockConfigError,
+  LockLostError,
+  LockStoreError,
+  type LockStoreErrorReason,
+  LockTimeoutError,
+} from './errors.js';
+import { redactSecrets } from './redact-secrets.js';
 
 /** An RFC 9457 problem details body. */
 export interface ProblemDetails {
@@ -19,8 +26,13 @@ export interface LockHttpAnswer {
 /**
  * Maps Latch errors to HTTP, so every web adapter answers the same way:
  * held → 423 Locked with Retry-After (seconds until the holder's lease ends, at least 1);
- * lost mid-request → 409; bad key from the request → 400; store trouble → 503.
- * Returns undefined for errors that are not Latch's. Holder identities are not exposed.
+ * lost mid-request → 409; bad key from the request → 400; a store outage (unreachable,
+ * throttled, client closed) → 503 with Retry-After; a store set up wrong (missing bucket or
+ * table, no or rejected credentials, access denied, wrong region) → 500
+ * `urn:latch:problem:lock-store-misconfigured`; any other store failure that retrying will not
+ * cure → 500 `urn:latch:problem:lock-store-failed`. Returns undefined for errors that are not
+ * Latch's. Holder identities, bucket and table names and the store's own messages are not
+ * exposed: the client is not the operator (log them with {@link lockStoreLogEntry}).
  */
 export function lockErrorToHttp(error: unknown, now: number = Date.now()): LockHttpAnswer | undefined {
   const json = { 'Content-Type': 'application/problem+json' };
@@ -65,17 +77,78 @@ export function lockErrorToHttp(error: unknown, now: number = Date.now()): LockH
       },
     };
   }
-  if (error instanceof LockStoreError) {
+  if (error instanceof LockStoreError) return storeAnswer(error);
+  return undefined;
+}
+
+const UNAVAILABLE_DETAIL: Partial<Record<LockStoreErrorReason, string>> = {
+  throttled: 'The lock store is busy. Retry later.',
+  closed: 'The server is shutting down its lock client. Retry later.',
+};
+
+function storeAnswer(error: LockStoreError): LockHttpAnswer {
+  const json = { 'Content-Type': 'application/problem+json' };
+  if (error.isConfigurationError || (error.reason === 'unknown' && !error.retryable)) {
+    const misconfigured = error.isConfigurationError;
     return {
-      status: 503,
-      headers: { ...json, 'Retry-After': '1' },
+      status: 500,
+      headers: json,
       body: {
-        type: 'urn:latch:problem:lock-store-unavailable',
-        title: 'Service Unavailable',
-        status: 503,
-        detail: 'The lock store could not be reached. Retry later.',
+        type: misconfigured
+          ? 'urn:latch:problem:lock-store-misconfigured'
+          : 'urn:latch:problem:lock-store-failed',
+        title: 'Internal Server Error',
+        status: 500,
+        detail: `${misconfigured ? 'The lock store is misconfigured' : 'The lock store failed'}. The server's operator should check the server log.`,
       },
     };
   }
-  return undefined;
+  return {
+    status: 503,
+    headers: { ...json, 'Retry-After': '1' },
+    body: {
+      type: 'urn:latch:problem:lock-store-unavailable',
+      title: 'Service Unavailable',
+      status: 503,
+      detail: UNAVAILABLE_DETAIL[error.reason] ?? 'The lock store could not be reached. Retry later.',
+    },
+  };
+}
+
+/** How a server logs a store failure that it answered with {@link lockErrorToHttp}. */
+export interface LockStoreLogEntry {
+  /**
+   * `'error'` for a store set up wrong (`misconfigured`, `denied`) and for failures of unknown
+   * kind that retrying will not cure; `'warn'` for outages, throttling and a closed client.
+   */
+  level: 'error' | 'warn';
+  /**
+   * One line: what kind of failure, its reason and code, and the store error's message (which
+   * names the operation, lock key, bucket or table, and the SDK's error), with anything that
+   * looks like a credential (access key ids, secrets, signatures, tokens) redacted.
+   */
+  message: string;
+}
+
+const SUMMARY: Record<LockStoreErrorReason, string> = {
+  misconfigured: 'lock store misconfigured',
+  denied: 'lock store access denied',
+  unavailable: 'lock store unavailable',
+  throttled: 'lock store throttled',
+  closed: 'lock client closed',
+  unknown: 'lock store failed',
+};
+
+/**
+ * The log line for a store failure, so every adapter logs the same thing, e.g.
+ * `lock store misconfigured (reason misconfigured, code LOCK_STORE_NOT_FOUND): S3 PutObject for
+ * lock "invoice/7" failed: S3 bucket "locks" does not exist …`.
+ */
+export function lockStoreLogEntry(error: LockStoreError): LockStoreLogEntry {
+  const answer = storeAnswer(error);
+  const text = redactSecrets(error.message.replace(/\s+/g, ' ').trim());
+  return {
+    level: answer.status === 500 ? 'error' : 'warn',
+    message: `${SUMMARY[error.reason] ?? SUMMARY.unknown} (reason ${error.reason}, code ${error.code}): ${text}`,
+  };
 }

@@ -8,16 +8,23 @@ export {
   LockLostError,
   LockNotHeldError,
   LockStoreError,
+  type LockStoreErrorReason,
   LockTimeoutError,
 } from './errors.js';
 export { keyOfHandle } from './handle.js';
-export { type LockHttpAnswer, lockErrorToHttp, type ProblemDetails } from './http-problem.js';
+export {
+  type LockHttpAnswer,
+  type LockStoreLogEntry,
+  lockErrorToHttp,
+  lockStoreLogEntry,
+  type ProblemDetails,
+} from './http-problem.js';
 export { escapeKeyPart } from './key-part.js';
-export { checkOptionKeys } from './option-keys.js';
 export type { LeaseStrategy } from './lease-engine.js';
 export { Lock } from './lock.js';
 export { type AcquireOptions, LockClient, type LockClientOptions, type LockInfo } from './lock-client.js';
 export type { LockEvent, LockEventListener } from './lock-events.js';
+export { checkOptionKeys } from './option-keys.js';
 export type { LeaseHolder, LockRecord, VersionedRecord } from './record.js';
 export type { RetryOptions } from './retry.js';
 export type { ScheduledTimer, Scheduler } from './scheduler.js';

@@ -62,9 +62,14 @@ export class LeaseProtocol implements LeaseEngine {
     const current = await this.read(key);
     const holder = current?.record.holder;
     if (!current || !holder || holder.lockId !== lockId) {
+      // Say what the record shows: a release keeps the record (with its token) but frees it.
       throw new LockNotHeldError(
         key,
-        current?.record.holder ? 'another acquisition holds it now' : 'its lease already ended',
+        !current
+          ? 'this store has no record of the lock (it was never acquired here)'
+          : holder
+            ? 'another acquisition holds it now (this one ended and the lock was taken over)'
+            : 'nobody holds it; it was already released',
       );
     }
     // An expired lease nobody took over can still be released or resumed: every write is
@@ -120,6 +125,7 @@ export class LeaseProtocol implements LeaseEngine {
     }
     throw new LockStoreError(`forceRelease("${key}") kept losing races with other writers; try again.`, {
       retryable: true,
+      reason: 'throttled',
     });
   }
 
@@ -563,9 +569,16 @@ function stillUnknown(key: string, cause?: unknown, readError?: unknown): LockSt
   const why = readError
     ? 'and reading the record back failed too'
     : 'and the record shows no sign of it yet, so it may still land';
+  const failure = readError ?? cause;
   return new LockStoreError(
     `A write to lock "${key}" may or may not have been applied (${cause instanceof Error ? cause.message : 'no answer'}) ${why}. Latch treats the outcome as unknown and acts on the safe side.`,
-    { cause: readError ?? cause, retryable: true, maybeApplied: true },
+    {
+      cause: failure,
+      retryable: true,
+      maybeApplied: true,
+      // Whatever made the write's outcome unknown (or the read-back fail) is the failure to report.
+      reason: failure instanceof LockStoreError ? failure.reason : 'unavailable',
+    },
   );
 }
 

@@ -260,7 +260,10 @@ export class ListLeaseEngine implements LeaseEngine {
     const listing = await this.list(key);
     const group = listing.all.find((c) => c.uuid === lockId);
     const record = group ? await this.recordOf(key, group) : null;
-    if (!group || !record) throw new LockNotHeldError(key, 'its lease already ended');
+    if (!group || !record) {
+      // Released objects are deleted, and so are expired ones: the two cannot be told apart.
+      throw new LockNotHeldError(key, 'this acquisition is gone: it was already released, or it expired');
+    }
     return {
       key,
       lockId,
@@ -285,6 +288,7 @@ export class ListLeaseEngine implements LeaseEngine {
     }
     throw new LockStoreError(`forceRelease("${key}") kept finding new objects of the holder; try again.`, {
       retryable: true,
+      reason: 'throttled',
     });
   }
 

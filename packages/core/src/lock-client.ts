@@ -1,5 +1,5 @@
-import { type Campaign, type CampaignOptions, startCampaign } from './campaign.js';
-import { type ClockMode, type ClockOptions, resolveClock } from './clock.js';
+import { CAMPAIGN_OPTION_KEYS, type Campaign, type CampaignOptions, startCampaign } from './campaign.js';
+import { CLOCK_OPTION_KEYS, type ClockMode, type ClockOptions, resolveClock } from './clock.js';
 import {
   type HolderSummary,
   isUnknownOutcome,
@@ -22,11 +22,19 @@ import {
   type LeaseTerms,
 } from './lease-engine.js';
 import { LeaseProtocol } from './lease-protocol.js';
-import { arrivedInTime, Lock, type LockHost, type LockSettings } from './lock.js';
+import {
+  arrivedInTime,
+  checkReleaseOptions,
+  Lock,
+  type LockHost,
+  type LockSettings,
+  type ReleaseOptions,
+} from './lock.js';
 import { type LockEvent, type LockEventListener, type LockEventReport, reportEvent } from './lock-events.js';
+import { checkOptionKeys } from './option-keys.js';
 import { defaultOwnerId } from './owner-id.js';
 import type { VersionedRecord } from './record.js';
-import { backoffMs, type RetryOptions, resolveRetry } from './retry.js';
+import { backoffMs, RETRY_OPTION_KEYS, type RetryOptions, resolveRetry } from './retry.js';
 import type { ScheduledTimer, Scheduler } from './scheduler.js';
 import { sleep } from './sleep.js';
 import type { LockStore } from './store.js';
@@ -93,6 +101,55 @@ export interface AcquireOptions {
   failFastOnStoreError?: boolean;
 }
 
+/** Every option of the LockClient constructor: the compiler fails here when one is added or dropped. */
+const CLIENT_OPTIONS: Record<keyof LockClientOptions, true> = {
+  store: true,
+  leaseMs: true,
+  heartbeatMs: true,
+  owner: true,
+  clock: true,
+  retry: true,
+  pollMs: true,
+  localTurnMs: true,
+  onEvent: true,
+};
+const CLIENT_OPTION_KEYS = Object.keys(CLIENT_OPTIONS);
+
+/** Every option of acquire() and withLock(). */
+const ACQUIRE_OPTIONS: Record<keyof AcquireOptions, true> = {
+  waitMs: true,
+  signal: true,
+  leaseMs: true,
+  heartbeatMs: true,
+  context: true,
+  onLost: true,
+  lockAtLeastMs: true,
+  failFastOnStoreError: true,
+};
+const ACQUIRE_OPTION_KEYS = Object.keys(ACQUIRE_OPTIONS);
+
+/** The options of tryAcquire(), which never waits. */
+export type TryAcquireOptions = Omit<AcquireOptions, 'waitMs' | 'signal' | 'failFastOnStoreError'>;
+const TRY_ACQUIRE_OPTIONS: Record<keyof TryAcquireOptions, true> = {
+  leaseMs: true,
+  heartbeatMs: true,
+  context: true,
+  onLost: true,
+  lockAtLeastMs: true,
+};
+const TRY_ACQUIRE_OPTION_KEYS = Object.keys(TRY_ACQUIRE_OPTIONS);
+/** Options of acquire() that tryAcquire() refuses, with why. */
+const NOT_FOR_TRY_ACQUIRE: Record<Exclude<keyof AcquireOptions, keyof TryAcquireOptions>, string> = {
+  waitMs: 'tryAcquire() never waits; use acquire(key, { waitMs }) to wait.',
+  signal: 'tryAcquire() never waits, so there is nothing to cancel; use acquire(key, { signal }) to wait.',
+  failFastOnStoreError: 'tryAcquire() always reports a store error at once.',
+};
+
+/** The options of resume(). */
+export type ResumeOptions = Pick<AcquireOptions, 'heartbeatMs' | 'onLost'>;
+const RESUME_OPTIONS: Record<keyof ResumeOptions, true> = { heartbeatMs: true, onLost: true };
+const RESUME_OPTION_KEYS = Object.keys(RESUME_OPTIONS);
+
 /** What `inspect` reports about a key. */
 export interface LockInfo<T = unknown> {
   key: string;
@@ -144,6 +201,11 @@ export class LockClient implements LockHost {
     if (typeof options !== 'object' || options === null) {
       throw new LockConfigError('new LockClient(options) needs an options object with a store.');
     }
+    checkOptionKeys('new LockClient()', options, CLIENT_OPTION_KEYS);
+    if (typeof options.clock === 'object') {
+      checkOptionKeys('new LockClient({ clock })', options.clock, CLOCK_OPTION_KEYS);
+    }
+    checkOptionKeys('new LockClient({ retry })', options.retry, RETRY_OPTION_KEYS);
     const { store } = options;
     const isStore = (candidate: unknown): candidate is LockStore =>
       typeof (candidate as LockStore | undefined)?.read === 'function' &&
@@ -189,6 +251,7 @@ export class LockClient implements LockHost {
 
   /** Acquires `key`, waiting up to `waitMs` (default: until acquired or `signal` aborts). */
   async acquire<T = unknown>(key: string, options: AcquireOptions = {}): Promise<Lock<T>> {
+    checkOptionKeys('acquire()', options, ACQUIRE_OPTION_KEYS);
     const request = this.prepare(key, options);
     this.throwIfClosed();
     const waitMs = checkWait('waitMs', options.waitMs ?? Number.POSITIVE_INFINITY);
@@ -209,10 +272,8 @@ export class LockClient implements LockHost {
   }
 
   /** One attempt, never waits: the lock, or null when it is held. */
-  async tryAcquire<T = unknown>(
-    key: string,
-    options: Omit<AcquireOptions, 'waitMs' | 'signal' | 'failFastOnStoreError'> = {},
-  ): Promise<Lock<T> | null> {
+  async tryAcquire<T = unknown>(key: string, options: TryAcquireOptions = {}): Promise<Lock<T> | null> {
+    checkOptionKeys('tryAcquire()', options, TRY_ACQUIRE_OPTION_KEYS, NOT_FOR_TRY_ACQUIRE);
     const request = this.prepare(key, options);
     this.throwIfClosed();
     const attempt = await this.track(this.tryOnce(key, request));
@@ -232,6 +293,7 @@ export class LockClient implements LockHost {
   ): Promise<R> {
     if (typeof fn !== 'function')
       throw new LockConfigError(`withLock(key, fn) needs a function, got ${describe(fn)}.`);
+    checkOptionKeys('withLock()', options, ACQUIRE_OPTION_KEYS);
     const lock = await this.acquire<T>(key, options);
     let result: R;
     try {
@@ -252,7 +314,8 @@ export class LockClient implements LockHost {
   }
 
   /** Releases the acquisition named by `handle` (from `lock.handle`, possibly in another process). */
-  async release(key: string, handle: string, options: { data?: unknown } = {}): Promise<void> {
+  async release(key: string, handle: string, options: ReleaseOptions = {}): Promise<void> {
+    checkReleaseOptions('release(key, handle, options)', options);
     this.checkKey(key);
     const fields = decodeHandle(handle);
     if (fields.key !== key)
@@ -277,10 +340,10 @@ export class LockClient implements LockHost {
   }
 
   /** Takes over the acquisition named by `handle` in this client (renewing it from now on). */
-  async resume<T = unknown>(
-    handle: string,
-    options: Pick<AcquireOptions, 'heartbeatMs' | 'onLost'> = {},
-  ): Promise<Lock<T>> {
+  async resume<T = unknown>(handle: string, options: ResumeOptions = {}): Promise<Lock<T>> {
+    if (typeof options !== 'object' || options === null)
+      throw new LockConfigError(`resume() options must be an object, got ${describe(options)}.`);
+    checkOptionKeys('resume()', options, RESUME_OPTION_KEYS);
     const fields = decodeHandle(handle);
     this.checkKey(fields.key);
     this.engine.checkResume();
@@ -334,6 +397,7 @@ export class LockClient implements LockHost {
    * each term, campaigns again after a loss, and resigns (releases) on stop.
    */
   campaign<T = unknown>(key: string, options: CampaignOptions<T>): Campaign {
+    checkOptionKeys('campaign()', options, CAMPAIGN_OPTION_KEYS);
     this.checkKey(key);
     if (typeof options?.onElected !== 'function') {
       throw new LockConfigError('campaign(key, { onElected }) needs an onElected function.');
@@ -841,5 +905,6 @@ function closedError(): LockStoreError {
   return new LockStoreError('This LockClient was closed; create a new one to lock again.', {
     retryable: false,
     code: 'LOCK_CLIENT_CLOSED',
+    reason: 'closed',
   });
 }

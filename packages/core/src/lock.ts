@@ -1,9 +1,32 @@
-import { isUnknownOutcome, LockError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
+import {
+  isUnknownOutcome,
+  LockConfigError,
+  LockError,
+  LockLostError,
+  LockNotHeldError,
+  LockStoreError,
+} from './errors.js';
 import { encodeHandle } from './handle.js';
 import type { Contender, LeaseEngine, LeaseState } from './lease-engine.js';
 import type { LockEventReport } from './lock-events.js';
+import { checkOptionKeys } from './option-keys.js';
 import type { ScheduledTimer, Scheduler } from './scheduler.js';
-import { checkDuration } from './validation.js';
+import { checkDuration, describe } from './validation.js';
+
+/** The options of `lock.release(options)` and `locks.release(key, handle, options)`. */
+export interface ReleaseOptions<T = unknown> {
+  /** Stored in the lock record with the release. */
+  data?: T;
+}
+const RELEASE_OPTIONS: Record<keyof ReleaseOptions, true> = { data: true };
+const RELEASE_OPTION_KEYS = Object.keys(RELEASE_OPTIONS);
+
+/** Checks the options object of a release; `where` names the call in messages. */
+export function checkReleaseOptions(where: string, options: unknown): void {
+  if (typeof options !== 'object' || options === null)
+    throw new LockConfigError(`${where}: options must be an object, got ${describe(options)}.`);
+  checkOptionKeys(where, options, RELEASE_OPTION_KEYS);
+}
 
 /** What a Lock needs from the client that made it. */
 export interface LockHost {
@@ -171,7 +194,8 @@ export class Lock<T = unknown> {
    * after a release does nothing. When it throws a store error, the release is retried in the
    * background; `isHeld` is false from then on unless the store certainly refused it.
    */
-  async release(options: { data?: T } = {}): Promise<void> {
+  async release(options: ReleaseOptions<T> = {}): Promise<void> {
+    checkReleaseOptions('lock.release()', options);
     const withData = 'data' in options ? { value: options.data } : undefined;
     if (withData) this.host.checkData(withData.value, this.lease);
     this.checkDeadline();

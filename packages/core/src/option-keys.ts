@@ -3,13 +3,26 @@ import { LockConfigError } from './errors.js';
 /**
  * Refuses keys an options object does not know, naming the closest known one: a typo such
  * as `waitMS` would otherwise be ignored and leave its default (for `waitMs`, waiting for
- * ever). `where` names the entry point, e.g. "acquire()".
+ * ever). `where` names the entry point, e.g. "acquire()". Only the names are checked: a known
+ * key whose value is undefined is fine, an unknown one is refused whatever its value. Values
+ * that are not objects are left to the caller's own shape check. `hints` replaces the
+ * suggestion for keys that are known mistakes, e.g. `{ waitMs: 'tryAcquire() never waits' }`.
  */
-export function checkOptionKeys(where: string, options: object, known: readonly string[]): void {
+export function checkOptionKeys(
+  where: string,
+  options: unknown,
+  known: readonly string[],
+  hints: Readonly<Record<string, string>> = {},
+): void {
+  if (typeof options !== 'object' || options === null) return;
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
     const closest = closestKey(key, known);
-    const hint = closest === undefined ? `the options are ${known.join(', ')}` : `did you mean ${closest}?`;
+    const hint = Object.hasOwn(hints, key)
+      ? hints[key]
+      : closest === undefined
+        ? `the options are ${known.join(', ')}`
+        : `did you mean ${closest}?`;
     throw new LockConfigError(`${where}: unknown option ${key}; ${hint}`);
   }
 }

@@ -11,6 +11,10 @@ export interface RetryOptions {
   maxMs?: number;
 }
 
+/** Every key of RetryOptions: the compiler fails here when one is added or dropped. */
+const RETRY_OPTIONS: Record<keyof RetryOptions, true> = { attempts: true, baseMs: true, maxMs: true };
+export const RETRY_OPTION_KEYS: readonly string[] = Object.keys(RETRY_OPTIONS);
+
 export interface RetryPolicy {
   attempts: number;
   baseMs: number;

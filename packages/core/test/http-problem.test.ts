@@ -4,8 +4,10 @@ import {
   LockCorruptedError,
   LockLostError,
   LockStoreError,
+  type LockStoreErrorReason,
   LockTimeoutError,
   lockErrorToHttp,
+  lockStoreLogEntry,
 } from '../src/index.js';
 
 const now = 1_700_000_000_000;
@@ -35,4 +37,90 @@ test('lost → 409, bad key → 400, store trouble → 503, anything else → un
   });
   expect(lockErrorToHttp(new LockCorruptedError('k', 'bad'))).toBeUndefined();
   expect(lockErrorToHttp(new Error('other'))).toBeUndefined();
+});
+
+const storeError = (reason: LockStoreErrorReason, retryable: boolean, message = 'S3 PutObject failed') =>
+  new LockStoreError(message, { retryable, reason, code: 'LOCK_STORE_X' });
+
+test('a store set up wrong answers 500 lock-store-misconfigured, without Retry-After or the store message', () => {
+  for (const reason of ['misconfigured', 'denied'] as const) {
+    const answer = lockErrorToHttp(
+      storeError(reason, false, 'S3 PutObject failed: S3 bucket "secret-bucket" does not exist'),
+    );
+    expect(answer).toEqual({
+      status: 500,
+      headers: { 'Content-Type': 'application/problem+json' },
+      body: {
+        type: 'urn:latch:problem:lock-store-misconfigured',
+        title: 'Internal Server Error',
+        status: 500,
+        detail: "The lock store is misconfigured. The server's operator should check the server log.",
+      },
+    });
+    expect(JSON.stringify(answer)).not.toContain('secret-bucket');
+  }
+});
+
+test('an outage, throttling or a closed client answers 503 with Retry-After; an unknown failure by retryable', () => {
+  const unavailable = lockErrorToHttp(storeError('unavailable', true));
+  expect(unavailable).toMatchObject({
+    status: 503,
+    headers: { 'Retry-After': '1', 'Content-Type': 'application/problem+json' },
+    body: {
+      type: 'urn:latch:problem:lock-store-unavailable',
+      title: 'Service Unavailable',
+      detail: 'The lock store could not be reached. Retry later.',
+    },
+  });
+  expect(lockErrorToHttp(storeError('throttled', true))).toMatchObject({
+    status: 503,
+    headers: { 'Retry-After': '1' },
+    body: { detail: 'The lock store is busy. Retry later.' },
+  });
+  expect(lockErrorToHttp(storeError('closed', false))).toMatchObject({
+    status: 503,
+    headers: { 'Retry-After': '1' },
+  });
+  // An outage is 503 whatever retryable says, and the reason decides, not the code.
+  expect(lockErrorToHttp(storeError('unavailable', false))?.status).toBe(503);
+  expect(lockErrorToHttp(storeError('unknown', true))?.status).toBe(503);
+  expect(lockErrorToHttp(storeError('unknown', false))).toMatchObject({
+    status: 500,
+    headers: { 'Content-Type': 'application/problem+json' },
+    body: { type: 'urn:latch:problem:lock-store-failed', title: 'Internal Server Error' },
+  });
+  expect(lockErrorToHttp(storeError('unknown', false))?.headers['Retry-After']).toBeUndefined();
+});
+
+test('lockStoreLogEntry: error level for a configuration to fix, warn for an outage, one line, no credentials', () => {
+  expect(
+    lockStoreLogEntry(
+      storeError('misconfigured', false, 'S3 PutObject failed: S3 bucket "b" does not exist'),
+    ),
+  ).toEqual({
+    level: 'error',
+    message:
+      'lock store misconfigured (reason misconfigured, code LOCK_STORE_X): S3 PutObject failed: S3 bucket "b" does not exist',
+  });
+  expect(lockStoreLogEntry(storeError('denied', false))).toMatchObject({
+    level: 'error',
+    message: expect.stringMatching(/^lock store access denied \(reason denied/),
+  });
+  expect(lockStoreLogEntry(storeError('unknown', false)).level).toBe('error');
+  for (const reason of ['unavailable', 'throttled', 'closed'] as const) {
+    expect(lockStoreLogEntry(storeError(reason, true)).level).toBe('warn');
+  }
+  expect(lockStoreLogEntry(storeError('unavailable', true)).message).toMatch(
+    /^lock store unavailable \(reason unavailable, code LOCK_STORE_X\): /,
+  );
+  // A custom store's message, on several lines and with a key in it.
+  const entry = lockStoreLogEntry(storeError('unknown', false, 'failed\n  with key AKIAIOSFODNN7EXAMPLE'));
+  expect(entry.message).not.toContain('\n');
+  expect(entry.message).not.toContain('AKIAIOSFODNN7EXAMPLE');
+});
+
+test('a LockStoreError without a reason is of unknown kind, not a configuration error', () => {
+  const error = new LockStoreError('x', { retryable: true });
+  expect(error.reason).toBe('unknown');
+  expect(error.isConfigurationError).toBe(false);
 });

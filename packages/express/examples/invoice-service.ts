@@ -29,7 +29,8 @@ export function invoiceApp(locks: LockClient, payments: Payments): Express {
     res.status(201).json({ receipt, fencingToken });
   });
 
-  // Latch errors as problem+json: lock store down → 503, lock lost mid-request → 409.
+  // Latch errors as problem+json: lock store down → 503, lock store set up wrong → 500
+  // (the cause is logged to console.error), lock lost mid-request → 409.
   app.use(lockErrorHandler());
   return app;
 }

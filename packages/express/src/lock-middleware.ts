@@ -18,7 +18,8 @@ import './request-lock.js';
  *
  * - Held by another request: waits or answers 423 Locked with Retry-After (see `onLocked`).
  * - A key the request makes invalid (too long, not a string): 400 problem+json.
- * - Store failures: `next(error)` with core's LockStoreError; `lockErrorHandler()` answers 503.
+ * - Store failures: `next(error)` with core's LockStoreError; `lockErrorHandler()` logs it and
+ *   answers 503 for an outage, 500 for a store set up wrong (missing bucket, denied access).
  *
  * Works with Express 5 and 4. Options are checked here, once, with a LockConfigError.
  */
@@ -86,7 +87,7 @@ function acquireFor(settings: MiddlewareSettings, key: string, req: Request, sig
   const options: AcquireOptions = { context: `${req.method} ${settings.name}` };
   if (settings.leaseMs !== undefined) options.leaseMs = settings.leaseMs;
   if (settings.waitMs === 0) return settings.client.acquire(key, { ...options, waitMs: 0 });
-  // A store that is down fails this request at once with its LockStoreError (→ 503), where
+  // A store that is down fails this request at once with its LockStoreError (→ 503 or 500), where
   // waiting would keep retrying it and end in a 423.
   return settings.client.acquire(key, {
     ...options,

@@ -1,4 +1,4 @@
-import { type LockClient, LockConfigError, type LockTimeoutError } from '@latch/core';
+import { checkOptionKeys, type LockClient, LockConfigError, type LockTimeoutError } from '@latch/core';
 import type { NextFunction, Request, Response } from 'express';
 import { checkLockName } from './route-key.js';
 
@@ -50,6 +50,17 @@ export interface MiddlewareSettings {
   leaseMs: number | undefined;
 }
 
+/** Every option of lock(): the compiler fails here when one is added to LockMiddlewareOptions but not listed. */
+const MIDDLEWARE_OPTIONS: Record<keyof LockMiddlewareOptions, true> = {
+  client: true,
+  name: true,
+  key: true,
+  onLocked: true,
+  waitMs: true,
+  leaseMs: true,
+};
+const MIDDLEWARE_OPTION_KEYS = Object.keys(MIDDLEWARE_OPTIONS);
+
 const DEFAULT_WAIT_MS = 10_000;
 
 /** Checks every option when the middleware is created, so a request never meets a configuration error. */
@@ -57,6 +68,10 @@ export function resolveOptions(options: LockMiddlewareOptions): MiddlewareSettin
   if (typeof options !== 'object' || options === null) {
     throw new LockConfigError('lock(options) needs an object: lock({ client, name, key }).');
   }
+  checkOptionKeys('lock()', options, MIDDLEWARE_OPTION_KEYS, {
+    store:
+      'lock() takes a client built on the store: lock({ client: new LockClient({ store }), name, key }).',
+  });
   const { client, name, key, onLocked = 'wait', waitMs, leaseMs } = options;
   if (typeof client?.acquire !== 'function' || typeof client.tryAcquire !== 'function') {
     throw new LockConfigError(

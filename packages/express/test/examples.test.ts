@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { S3Client } from '@aws-sdk/client-s3';
 import { startS3Server } from '@latch/testing';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { type Payments, startInvoiceService } from '../examples/invoice-service.js';
 import { deferred, sleep } from './helpers/wait.js';
 
@@ -69,10 +69,18 @@ describe('README example', () => {
       ]);
 
       // With the lock store gone, requests fail fast with 503 instead of running unprotected.
+      // The server logs why, one line per cause.
       await s3.stop();
+      const errorLog = vi.spyOn(console, 'error').mockImplementation(() => undefined);
       const down = await fetch(`${a}/invoices/inv-9/pay`, { method: 'POST' });
+      const logged = errorLog.mock.calls.map((call) => String(call[0]));
+      errorLog.mockRestore();
       expect(down.status).toBe(503);
       expect(await down.json()).toMatchObject({ type: 'urn:latch:problem:lock-store-unavailable' });
+      expect(logged).toHaveLength(1);
+      expect(logged[0]).toMatch(
+        /^\[latch\] POST \/invoices\/inv-9\/pay answered 503: lock store unavailable/,
+      );
     } finally {
       await Promise.all(replicas.map(close));
       sdk.destroy();

@@ -2,7 +2,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { type Lock, LockClient, LockStoreError, s3Store } from '@latch/core';
 import { type S3Server, startS3Server } from '@latch/testing';
 import express, { type ErrorRequestHandler } from 'express';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { lock, lockErrorHandler } from '../src/index.js';
 import { PREFIX } from './helpers/backends.js';
 import { type Served, serve } from './helpers/serve.js';
@@ -52,7 +52,10 @@ describe('when the S3 lock store fails', () => {
       served = await serve(app);
 
       await s3.stop(); // the store's port is closed now
+      const errorLog = vi.spyOn(console, 'error').mockImplementation(() => undefined);
       const response = await fetch(`${served.url}/items/a`);
+      const logged = errorLog.mock.calls.map((call) => String(call[0]));
+      errorLog.mockRestore();
 
       expect(response.status).toBe(503);
       expect(response.headers.get('retry-after')).toBe('1');
@@ -64,6 +67,12 @@ describe('when the S3 lock store fails', () => {
       expect(seenByErrorHandlers).toHaveLength(1);
       expect(seenByErrorHandlers[0]).toBeInstanceOf(LockStoreError);
       expect(handlerRuns).toBe(0);
+      // The operator learns why, on the server: one line by default.
+      expect(logged).toEqual([
+        expect.stringMatching(
+          /^\[latch\] GET \/items\/a answered 503: lock store unavailable \(reason unavailable/,
+        ),
+      ]);
     },
   );
 

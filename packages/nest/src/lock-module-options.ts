@@ -1,4 +1,4 @@
-import { LockClient, type LockClientOptions, LockConfigError } from '@latch/core';
+import { checkOptionKeys, LockClient, type LockClientOptions, LockConfigError } from '@latch/core';
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency } from '@nestjs/common';
 import { describeValue } from './describe-value.js';
 import { LockService } from './lock.service.js';
@@ -46,7 +46,63 @@ const CLIENT_OPTIONS: Record<keyof LockClientOptions, true> = {
   onEvent: true,
 };
 const CLIENT_OPTION_KEYS = Object.keys(CLIENT_OPTIONS);
-const SETTINGS_KEYS = ['client', 'defaults', ...CLIENT_OPTION_KEYS];
+
+/** Every key of any member of a union (`keyof` of a union gives only the keys all members share). */
+type KeysOfUnion<T> = T extends unknown ? keyof T : never;
+
+/** What forRootAsync's factory may return: the compiler fails here when LockModuleSettings gains a key not listed. */
+const SETTINGS_OPTIONS: Record<KeysOfUnion<LockModuleSettings>, true> = {
+  client: true,
+  defaults: true,
+  ...CLIENT_OPTIONS,
+};
+const SETTINGS_KEYS = Object.keys(SETTINGS_OPTIONS);
+
+/** What forRoot takes: the settings, and the module's name and scope. */
+const FOR_ROOT_OPTIONS: Record<KeysOfUnion<LockModuleOptions>, true> = {
+  ...SETTINGS_OPTIONS,
+  name: true,
+  isGlobal: true,
+};
+const FOR_ROOT_KEYS = Object.keys(FOR_ROOT_OPTIONS);
+
+/** What forRootAsync takes. */
+const FOR_ROOT_ASYNC_OPTIONS: Record<keyof LockModuleAsyncOptions, true> = {
+  name: true,
+  isGlobal: true,
+  imports: true,
+  inject: true,
+  useFactory: true,
+};
+const FOR_ROOT_ASYNC_KEYS = Object.keys(FOR_ROOT_ASYNC_OPTIONS);
+
+/** Keys that are known mistakes, with what to do instead of a "did you mean". */
+const STORE_HINT =
+  'a bucket or table goes to the store: store: s3Store({ client, bucket }) or dynamoStore({ client, table }).';
+const MODULE_HINTS: Readonly<Record<string, string>> = {
+  bucket: STORE_HINT,
+  table: STORE_HINT,
+  prefix: 'a prefix goes to the store: store: s3Store({ client, bucket, prefix }).',
+};
+const ASYNC_HINTS: Readonly<Record<string, string>> = {
+  ...MODULE_HINTS,
+  ...Object.fromEntries(
+    SETTINGS_KEYS.map((key) => [
+      key,
+      `${key} belongs in the settings useFactory returns, e.g. useFactory: () => ({ store, leaseMs }).`,
+    ]),
+  ),
+};
+const FACTORY_HINTS: Readonly<Record<string, string>> = {
+  ...MODULE_HINTS,
+  name: 'name goes next to useFactory: forRootAsync({ name, useFactory }).',
+  isGlobal: 'isGlobal goes next to useFactory: forRootAsync({ isGlobal, useFactory }).',
+};
+
+/** Refuses unknown keys of forRootAsync() itself, pointing settings put beside useFactory into it. */
+export function checkAsyncOptionKeys(options: object, label: string): void {
+  checkOptionKeys(label, options, FOR_ROOT_ASYNC_KEYS, ASYNC_HINTS);
+}
 
 /** Checks the name and scope of a module, at `forRoot`/`forRootAsync` time. */
 export function checkModuleIdentity(options: { name?: unknown; isGlobal?: unknown }, label: string): void {
@@ -62,24 +118,18 @@ export function checkModuleIdentity(options: { name?: unknown; isGlobal?: unknow
   }
 }
 
-/** Checks settings without building anything (forRoot checks at once; forRootAsync when its factory resolves). */
-export function checkModuleSettings(
-  settings: unknown,
-  label: string,
-  extraKeys: readonly string[] = [],
-): void {
+/**
+ * Checks settings without building anything: forRoot's options at once (`from: 'forRoot'`,
+ * where name and isGlobal belong too), forRootAsync's when its factory resolves.
+ */
+export function checkModuleSettings(settings: unknown, label: string, from: 'forRoot' | 'factory'): void {
   if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
     throw new LockConfigError(
       `${label} needs an object with a store, such as { store: s3Store({ client, bucket }) }, or { client: new LockClient(...) }; got ${describeValue(settings)}.`,
     );
   }
-  const known = [...SETTINGS_KEYS, ...extraKeys];
-  const unknown = Object.keys(settings).filter((key) => !known.includes(key));
-  if (unknown.length > 0) {
-    throw new LockConfigError(
-      `${label}: unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `'${key}'`).join(', ')}. The options are ${known.join(', ')}${unknown.includes('bucket') || unknown.includes('table') ? ' (a bucket or table goes to the store: store: s3Store({ client, bucket }))' : ''}.`,
-    );
-  }
+  if (from === 'forRoot') checkOptionKeys(label, settings, FOR_ROOT_KEYS, MODULE_HINTS);
+  else checkOptionKeys(label, settings, SETTINGS_KEYS, FACTORY_HINTS);
   const record = settings as Record<string, unknown>;
   if ('client' in record && record.client !== undefined) {
     const client = record.client as { withLock?: unknown } | null;
@@ -105,6 +155,11 @@ export function checkModuleSettings(
 /** Builds the LockService of checked settings; core checks the client options themselves. */
 export function createLockService(settings: LockModuleSettings): LockService {
   if ('client' in settings && settings.client !== undefined) return new LockService(settings.client);
-  const { defaults: _defaults, ...clientOptions } = settings as LockClientOptions & { defaults?: unknown };
+  // `client: undefined` counts as no client; it must not reach LockClient, which knows no such option.
+  const {
+    defaults: _defaults,
+    client: _client,
+    ...clientOptions
+  } = settings as LockClientOptions & { defaults?: unknown; client?: unknown };
   return new LockService(new LockClient(clientOptions));
 }

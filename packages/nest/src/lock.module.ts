@@ -3,6 +3,7 @@ import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import type { LockService } from './lock.service.js';
 import { LockCoreModule } from './lock-core.module.js';
 import {
+  checkAsyncOptionKeys,
   checkModuleIdentity,
   checkModuleSettings,
   createLockService,
@@ -27,7 +28,7 @@ let registrations = 0;
 export class LockModule {
   static forRoot(options: LockModuleOptions): DynamicModule {
     const label = 'LockModule.forRoot()';
-    checkModuleSettings(options, label, ['name', 'isGlobal']);
+    checkModuleSettings(options, label, 'forRoot');
     checkModuleIdentity(options, label);
     const { name: _name, isGlobal: _isGlobal, ...settings } = options;
     // A factory, not useValue: Nest would serialise a value (the store, its SDK client) to identify the module.
@@ -36,6 +37,7 @@ export class LockModule {
 
   static forRootAsync(options: LockModuleAsyncOptions): DynamicModule {
     const label = 'LockModule.forRootAsync()';
+    if (typeof options === 'object' && options !== null) checkAsyncOptionKeys(options, label);
     if (typeof options?.useFactory !== 'function') {
       throw new LockConfigError(
         `${label} needs useFactory: a function returning { store } (or { client }), with inject listing its dependencies.`,
@@ -53,6 +55,7 @@ export class LockModule {
           checkModuleSettings(
             settings,
             `The useFactory of ${label}${options.name ? ` (name '${options.name}')` : ''}`,
+            'factory',
           );
           return settings;
         },

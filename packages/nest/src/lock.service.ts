@@ -17,7 +17,7 @@ export class LockService {
   /** One attempt, never waits: the lock, or null when it is held. */
   tryAcquire<T = unknown>(
     key: string,
-    options?: Omit<AcquireOptions, 'waitMs' | 'signal'>,
+    options?: Parameters<LockClient['tryAcquire']>[1],
   ): Promise<Lock<T> | null> {
     return this.client.tryAcquire<T>(key, options);
   }
@@ -41,15 +41,12 @@ export class LockService {
   }
 
   /** Releases the acquisition named by `handle` (from `lock.handle`, possibly in another process). */
-  release(key: string, handle: string, options?: { data?: unknown }): Promise<void> {
+  release(key: string, handle: string, options?: Parameters<LockClient['release']>[2]): Promise<void> {
     return this.client.release(key, handle, options);
   }
 
   /** Adopts the acquisition named by `handle` in this process, renewing it from now on. */
-  resume<T = unknown>(
-    handle: string,
-    options?: Pick<AcquireOptions, 'heartbeatMs' | 'onLost'>,
-  ): Promise<Lock<T>> {
+  resume<T = unknown>(handle: string, options?: Parameters<LockClient['resume']>[1]): Promise<Lock<T>> {
     return this.client.resume<T>(handle, options);
   }
 

@@ -1,4 +1,4 @@
-import { LockConfigError } from '@latch/core';
+import { checkOptionKeys, LockConfigError } from '@latch/core';
 import { describeValue } from './describe-value.js';
 
 /**
@@ -30,8 +30,16 @@ export interface LockedOptions extends LockedDefaults {
 }
 
 const ON_LOCKED: readonly OnLocked[] = ['wait', 'skip', 'throw'];
-const DEFAULT_KEYS = ['onLocked', 'waitMs', 'leaseMs', 'lockAtLeastMs'] as const;
-const OPTION_KEYS = [...DEFAULT_KEYS, 'client', 'context'] as const;
+/** Every key of LockedDefaults and LockedOptions: the compiler fails here when one is added but not listed. */
+const DEFAULT_OPTIONS: Record<keyof LockedDefaults, true> = {
+  onLocked: true,
+  waitMs: true,
+  leaseMs: true,
+  lockAtLeastMs: true,
+};
+const LOCKED_OPTIONS: Record<keyof LockedOptions, true> = { ...DEFAULT_OPTIONS, client: true, context: true };
+const DEFAULT_KEYS = Object.keys(DEFAULT_OPTIONS);
+const OPTION_KEYS = Object.keys(LOCKED_OPTIONS);
 
 /** Checks `@Locked()` options when the decorator is applied, so mistakes fail at startup. */
 export function checkLockedOptions(options: unknown, where: string): LockedOptions {
@@ -66,12 +74,7 @@ function checkShape(value: unknown, known: readonly string[], label: string): Re
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new LockConfigError(`${label}: options must be an object, got ${describeValue(value)}.`);
   }
-  const unknown = Object.keys(value).filter((key) => !known.includes(key));
-  if (unknown.length > 0) {
-    throw new LockConfigError(
-      `${label}: unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `'${key}'`).join(', ')}; the options are ${known.join(', ')}.`,
-    );
-  }
+  checkOptionKeys(label, value, known);
   return value as Record<string, unknown>;
 }
 

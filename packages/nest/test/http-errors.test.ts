@@ -40,14 +40,15 @@ test('a lock lost while the handler ran answers 409 with a problem body, even th
   expect(response.body).toMatchObject({ status: 409 });
 });
 
-test('a lock store that fails answers 503 with Retry-After', async () => {
+test('a lock store that is down answers 503 with Retry-After', async () => {
+  const refused = () => new LockStoreError('connection refused', { retryable: true, reason: 'unavailable' });
   const down: LockStore = {
     ...memoryStore(),
     read: async () => {
-      throw new LockStoreError('connection refused', { retryable: false });
+      throw refused();
     },
     write: async () => {
-      throw new LockStoreError('connection refused', { retryable: false });
+      throw refused();
     },
   };
   const app = await startApp({
@@ -59,4 +60,23 @@ test('a lock store that fails answers 503 with Retry-After', async () => {
   expect(response.status).toBe(503);
   expect(response.headers['retry-after']).toBe('1');
   expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+});
+
+test('a store failure of unknown kind that retrying will not cure answers 500 lock-store-failed, without Retry-After', async () => {
+  const broken: LockStore = {
+    ...memoryStore(),
+    write: async () => {
+      throw new LockStoreError('the store broke', { retryable: false });
+    },
+  };
+  const app = await startApp({
+    imports: [LockModule.forRoot({ store: broken })],
+    controllers: [JobController],
+  });
+  apps.push(app);
+  const response = await request(app.getHttpServer()).post('/jobs/9/run');
+  expect(response.status).toBe(500);
+  expect(response.headers['retry-after']).toBeUndefined();
+  expect(response.body).toMatchObject({ type: 'urn:latch:problem:lock-store-failed', status: 500 });
+  expect(response.text).not.toContain('the store broke');
 });

@@ -17,6 +17,8 @@ export interface WorkerProcessConfig {
 
 export interface WorkerProcess {
   readonly child: ChildProcess;
+  /** The version of BullMQ the process loaded (the worker script and the built @latch/bullmq share it). */
+  readonly bullmqVersion: string;
   /** Everything the process wrote to stderr, for failure messages. */
   readonly stderr: () => string;
   /** SIGKILL: the process dies mid-job without any clean-up. */
@@ -26,10 +28,21 @@ export interface WorkerProcess {
 }
 
 const script = fileURLToPath(new URL('../workers/locked-worker.mjs', import.meta.url));
+const aliasHook = fileURLToPath(new URL('../workers/bullmq-alias.mjs', import.meta.url));
+
+/**
+ * Node options that make a child process load the same BullMQ as this project: the vitest project
+ * of an aliased major (see vitest.config.ts) sets LATCH_TEST_BULLMQ_PACKAGE, which the child
+ * inherits, and its `bullmq` imports are then resolved to that package by bullmq-alias.mjs.
+ */
+function bullmqNodeOptions(): string[] {
+  const target = process.env.LATCH_TEST_BULLMQ_PACKAGE;
+  return target === undefined || target === 'bullmq' ? [] : ['--import', aliasHook];
+}
 
 /** Starts a worker in its own Node process and resolves once it is connected and waiting for jobs. */
 export async function startWorkerProcess(config: WorkerProcessConfig): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [script, JSON.stringify(config)], {
+  const child = spawn(process.execPath, [...bullmqNodeOptions(), script, JSON.stringify(config)], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -37,12 +50,15 @@ export async function startWorkerProcess(config: WorkerProcessConfig): Promise<W
     stderr += chunk;
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
+  const bullmqVersion = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker ${config.name} not ready:\n${stderr}`)), 60_000);
+    let stdout = '';
     child.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready')) {
+      stdout += chunk;
+      const ready = /^ready bullmq@(\S+)$/m.exec(stdout);
+      if (ready) {
         clearTimeout(timer);
-        resolve();
+        resolve(ready[1]!);
       }
     });
     child.once('exit', (code) => {
@@ -56,6 +72,7 @@ export async function startWorkerProcess(config: WorkerProcessConfig): Promise<W
   };
   return {
     child,
+    bullmqVersion,
     stderr: () => stderr,
     kill: () => signalAndWait('SIGKILL'),
     async stop() {

@@ -60,8 +60,13 @@ const worker =
     : new Worker(config.queue, withLock(processJob, lockOptions), workerOptions);
 
 worker.on('error', (error) => console.error(`worker ${config.name}:`, error));
+// Which BullMQ this process loaded, for the test to check; the built @latch/bullmq must share it.
+const { default: bullmqPackage } = await import('bullmq/package.json', { with: { type: 'json' } });
+if (Object.getPrototypeOf(LockedWorker) !== Worker) {
+  throw new Error('@latch/bullmq and this worker script loaded different copies of bullmq');
+}
 await worker.waitUntilReady();
-process.stdout.write('ready\n');
+process.stdout.write(`ready bullmq@${bullmqPackage.version}\n`);
 
 process.on('SIGTERM', async () => {
   await worker.close();

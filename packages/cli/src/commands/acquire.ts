@@ -49,7 +49,7 @@ export const acquireCommand: Command = {
     }
     const settings = resolveAcquireSettings(values, ctx.env);
     const outputFile = values['github-output'] ? githubOutputFile(ctx.env) : undefined;
-    const opened = await openStore(settings.store, ctx.env);
+    const opened = await openStore(settings.store, ctx);
     using signals = new SignalTrap();
     let locks: LockClient | undefined;
     let handedOut = false;
@@ -63,10 +63,14 @@ export const acquireCommand: Command = {
       });
       let lock: Lock;
       try {
-        lock = await acquireReporting(locks, { ...settings, signal: signals.signal }, ctx.err);
+        lock = await acquireReporting(
+          locks,
+          { ...settings, command: 'latch acquire', signal: signals.signal },
+          ctx.err,
+        );
       } catch (error) {
         if (!signals.received) throw error;
-        ctx.err(`latch: ${signals.received} received while waiting for lock "${settings.name}"`);
+        ctx.err(`latch acquire: ${signals.received} received while waiting for lock "${settings.name}"`);
         return exitCodeForSignal(signals.received);
       }
       const acquiredAt = new Date(lock.acquiredAt).toISOString();

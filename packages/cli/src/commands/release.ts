@@ -38,7 +38,7 @@ export const releaseCommand: Command = {
     // The handle names its lock (a malformed one is refused here, before any request); a
     // --name that does not match it is refused by release() itself.
     const key = values.name ?? keyOfHandle(values.handle);
-    const opened = await openStore(store, ctx.env);
+    const opened = await openStore(store, ctx);
     let locks: LockClient | undefined;
     try {
       locks = new LockClient({ store: opened.store, heartbeatMs: false });

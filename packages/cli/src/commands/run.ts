@@ -1,6 +1,7 @@
 import { type Lock, LockClient, LockLostError } from '@latch/core';
 import { acquireReporting } from '../acquire-reporting.js';
 import type { CliContext, Command } from '../cli-context.js';
+import { describeFailure } from '../describe-failure.js';
 import { isoTime } from '../describe-holder.js';
 import { ExitCode } from '../exit-codes.js';
 import { acquireFlags, DEFAULT_LEASE, DEFAULT_POLL, resolveAcquireSettings } from '../lock-flags.js';
@@ -63,18 +64,22 @@ export const runCommand: Command = {
       );
     }
     const settings = resolveAcquireSettings(values, ctx.env);
-    const opened = await openStore(settings.store, ctx.env);
+    const opened = await openStore(settings.store, ctx);
     using signals = new SignalTrap();
     let locks: LockClient | undefined;
     try {
       locks = new LockClient({ store: opened.store, leaseMs: settings.leaseMs, pollMs: settings.pollMs });
       let lock: Lock;
       try {
-        lock = await acquireReporting(locks, { ...settings, signal: signals.signal }, ctx.err);
+        lock = await acquireReporting(
+          locks,
+          { ...settings, command: 'latch run', signal: signals.signal },
+          ctx.err,
+        );
       } catch (error) {
         if (!signals.received) throw error;
         ctx.err(
-          `latch: ${signals.received} received while waiting for lock "${settings.name}"; the command was not run`,
+          `latch run: ${signals.received} received while waiting for lock "${settings.name}"; the command was not run`,
         );
         return exitCodeForSignal(signals.received);
       }
@@ -109,7 +114,7 @@ async function runHoldingLock(
   const onLost = () => {
     lost = lock.signal.reason;
     const why = lost instanceof Error ? lost.message : String(lost);
-    ctx.err(`latch: ${why}; stopping the command with SIGTERM`);
+    ctx.err(`latch run: ${why}; stopping the command with SIGTERM`);
     child.kill('SIGTERM');
     killTimer = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
   };
@@ -122,7 +127,7 @@ async function runHoldingLock(
   } catch (error) {
     await lock.release().catch(() => undefined);
     if (error instanceof CommandStartError) {
-      ctx.err(`latch: ${error.message}`);
+      ctx.err(`latch run: ${error.message}`);
       return error.exitCode;
     }
     throw error;
@@ -133,7 +138,7 @@ async function runHoldingLock(
 
   if (lost !== undefined) {
     ctx.err(
-      `latch: exiting with ${ExitCode.lockLost} because the lock was lost (the command exited with ${exitCode})`,
+      `latch run: exiting with ${ExitCode.lockLost} because the lock was lost (the command exited with ${exitCode})`,
     );
     return ExitCode.lockLost;
   }
@@ -141,14 +146,14 @@ async function runHoldingLock(
     await lock.release();
   } catch (error) {
     if (error instanceof LockLostError) {
-      ctx.err(`latch: ${error.message}; the command finished (exit ${exitCode}) but not under the lock`);
+      ctx.err(`latch run: ${error.message}; the command finished (exit ${exitCode}) but not under the lock`);
       return ExitCode.lockLost;
     }
     // The command finished under the lock; the lease frees the lock by itself when it ends.
     const until = lock.expiresAt === null ? '' : ` at ${isoTime(lock.expiresAt)}`;
-    const why = error instanceof Error ? error.message : String(error);
+    const why = describeFailure(error, ctx).message;
     ctx.err(
-      `latch: warning: could not release lock "${lock.key}" (${why}); it frees itself when its lease ends${until}`,
+      `latch run: warning: could not release lock "${lock.key}" (${why}); it frees itself when its lease ends${until}`,
     );
   }
   return exitCode;

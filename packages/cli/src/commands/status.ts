@@ -36,7 +36,7 @@ export const statusCommand: Command = {
       return ExitCode.ok;
     }
     const settings = resolveStoreSettings(values, ctx.env);
-    const opened = await openStore(settings.store, ctx.env);
+    const opened = await openStore(settings.store, ctx);
     let locks: LockClient | undefined;
     try {
       locks = new LockClient({ store: opened.store });

@@ -67,7 +67,9 @@ export function acquireReleaseScenarios(current: () => Backend): void {
       const gaveUp = await runCli(['acquire', ...store, '--name', name, '--wait', '1s'], backend.env());
       expect(gaveUp.code).toBe(3);
       expect(gaveUp.stderr.split('\n')).toEqual([
-        expect.stringMatching(new RegExp(`^latch: waiting up to 1s for lock "${name}", held by ${holder}$`)),
+        expect.stringMatching(
+          new RegExp(`^latch acquire: waiting up to 1s for lock "${name}", held by ${holder}$`),
+        ),
         expect.stringMatching(
           new RegExp(`^latch acquire: gave up after waiting 1s: lock "${name}" is held by ${holder}$`),
         ),
@@ -82,10 +84,14 @@ export function acquireReleaseScenarios(current: () => Backend): void {
       expect(JSON.parse(free.stdout)).toEqual({ key: name, state: 'free', fencingToken: expect.any(Number) });
       expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free' });
 
+      // Released twice: the message says so, not that a lease ended. The list strategy keeps
+      // nothing after a release, so there it cannot tell a release from an expiry.
       const again = await runCli(byHandle, backend.env());
       expect(again.code).toBe(5);
-      expect(again.stderr).toMatch(
-        /^latch release: Lock ".+" is not held by this handle: its lease already ended\n$/,
+      expect(again.stderr).toBe(
+        backend.name === 's3+list'
+          ? `latch release: Lock "${name}" is not held by this handle: this acquisition is gone: it was already released, or it expired\n`
+          : `latch release: Lock "${name}" is not held by this handle: nobody holds it; it was already released\n`,
       );
     });
   });

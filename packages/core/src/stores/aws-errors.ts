@@ -1,4 +1,5 @@
-import { LockStoreError } from '../errors.js';
+import { LockStoreError, type LockStoreErrorReason } from '../errors.js';
+import { redactSecrets } from '../redact-secrets.js';
 
 /**
  * What an AWS SDK v3 error means for a lock store. The stores turn `conflict` and
@@ -13,9 +14,11 @@ export type AwsErrorKind =
   | 'missing-resource'
   /** The bucket exists in another region than the client's. */
   | 'wrong-region'
+  /** The client has no region at all (the SDK refuses to send). */
+  | 'no-region'
   /** IAM said no. */
   | 'access-denied'
-  /** The credentials themselves were rejected (unknown key, bad signature, expired token). */
+  /** The credentials themselves were rejected (unknown key, bad signature, expired token), or none were found. */
   | 'bad-credentials'
   /** Throttled or a concurrent conditional request won: certainly not applied, try again later. */
   | 'throttled'
@@ -104,6 +107,8 @@ export function classifyAwsError(error: unknown): AwsErrorKind {
   if (MISSING_RESOURCE.has(name)) return 'missing-resource';
   if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) return 'missing-object';
   if (WRONG_REGION.has(name) || status === 301) return 'wrong-region';
+  // Thrown by the SDK's region resolver before anything is sent: a plain Error, no status.
+  if (status === undefined && e.message === 'Region is missing') return 'no-region';
   if (BAD_CREDENTIALS.has(name)) return 'bad-credentials';
   if (ACCESS_DENIED.has(name) || status === 403) return 'access-denied';
   if (THROTTLED.has(name) || status === 429) return 'throttled';
@@ -148,18 +153,32 @@ export function awsOperations(
 
 /**
  * Turns a failed SDK call into a LockStoreError that says what broke and what to do, with
- * `retryable` (worth trying again later) and `maybeApplied` (a write that may have landed).
+ * `retryable` (worth trying again later), `maybeApplied` (a write that may have landed) and
+ * `reason` (outage, throttling, or a configuration to fix). The SDK's message is redacted of
+ * anything that looks like a credential; bucket, table and endpoint names stay.
  */
 export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreError {
   const kind = classifyAwsError(error);
   const e = shape(error);
   const what = `${serviceName(op)} ${op.action}${op.key === undefined ? '' : ` for lock "${op.key}"`}`;
-  const detail = `${e.name ?? 'Error'}: ${e.message ?? String(error)}`;
+  const detail = redactSecrets(`${e.name ?? 'Error'}: ${e.message ?? String(error)}`);
   // The SDK retried after an earlier attempt failed: that attempt may have been applied,
   // whatever the last one said.
   const retried = op.write && attemptsOf(error) > 1;
-  const fail = (message: string, retryable: boolean, maybeApplied: boolean, code: string) =>
-    new LockStoreError(message, { cause: error, retryable, maybeApplied: maybeApplied || retried, code });
+  const fail = (
+    message: string,
+    retryable: boolean,
+    maybeApplied: boolean,
+    code: string,
+    reason: LockStoreErrorReason,
+  ) =>
+    new LockStoreError(message, {
+      cause: error,
+      retryable,
+      maybeApplied: maybeApplied || retried,
+      code,
+      reason,
+    });
 
   switch (kind) {
     case 'missing-resource':
@@ -168,6 +187,7 @@ export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreErr
         false,
         false,
         'LOCK_STORE_NOT_FOUND',
+        'misconfigured',
       );
     case 'wrong-region':
       return fail(
@@ -175,6 +195,15 @@ export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreErr
         false,
         false,
         'LOCK_STORE_CONFIG',
+        'misconfigured',
+      );
+    case 'no-region':
+      return fail(
+        `${what} was not sent: the client has no region. Create it with the region of ${resourceLabel(op)} ({ region: '…' }, or AWS_REGION in its environment). (${detail})`,
+        false,
+        false,
+        'LOCK_STORE_CONFIG',
+        'misconfigured',
       );
     case 'access-denied':
       return fail(
@@ -182,13 +211,25 @@ export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreErr
         false,
         false,
         'LOCK_STORE_ACCESS_DENIED',
+        'denied',
       );
     case 'bad-credentials':
+      if (e.name === 'CredentialsProviderError') {
+        // Raised by the client's credential provider before anything is sent.
+        return fail(
+          `${what} was not sent: the client found no credentials (${detail}). Give the client you passed credentials (environment variables, a shared config profile, or an instance or task role); it needs ${iamActions(op)} on ${resourceLabel(op)}.`,
+          false,
+          false,
+          'LOCK_STORE_ACCESS_DENIED',
+          'denied',
+        );
+      }
       return fail(
         `${what} failed: the client's credentials were rejected (${detail}). Check the access key, secret, session token and clock of the client you passed; it needs ${iamActions(op)} on ${resourceLabel(op)}.`,
         false,
         false,
         'LOCK_STORE_ACCESS_DENIED',
+        'denied',
       );
     case 'throttled':
       return fail(
@@ -196,6 +237,7 @@ export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreErr
         true,
         false,
         'LOCK_STORE_THROTTLED',
+        'throttled',
       );
     case 'unreachable':
       return fail(
@@ -203,6 +245,7 @@ export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreErr
         true,
         false,
         'LOCK_STORE_NETWORK',
+        'unavailable',
       );
     case 'network':
       return fail(
@@ -210,6 +253,7 @@ export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreErr
         true,
         op.write,
         'LOCK_STORE_NETWORK',
+        'unavailable',
       );
     case 'server-error':
       return fail(
@@ -217,13 +261,22 @@ export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreErr
         true,
         op.write,
         'LOCK_STORE',
+        'unavailable',
       );
     case 'rejected':
-      return fail(`${what} was rejected. (${detail})`, false, false, 'LOCK_STORE');
+      // Latch sends only requests a correctly set-up store accepts: a refusal means the store is
+      // not what the client expects (a table's key schema, an endpoint without a feature).
+      return fail(
+        `${what} was rejected by ${resourceLabel(op)}; check that the store is set up as the client expects. (${detail})`,
+        false,
+        false,
+        'LOCK_STORE',
+        'misconfigured',
+      );
     default:
       // An error without an HTTP status we do not recognise: we cannot tell whether a write
       // reached the service, so say it may have.
-      return fail(`${what} failed. (${detail})`, false, op.write, 'LOCK_STORE');
+      return fail(`${what} failed. (${detail})`, false, op.write, 'LOCK_STORE', 'unknown');
   }
 }
 

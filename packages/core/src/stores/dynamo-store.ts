@@ -1,9 +1,11 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LockConfigError } from '../errors.js';
+import { checkOptionKeys } from '../option-keys.js';
 import type { LockRecord, VersionedRecord } from '../record.js';
 import { RECORD_SCHEMA } from '../record.js';
 import type { ClaimOutcome, ClaimRequest, LockStore, WriteCondition, WriteOutcome } from '../store.js';
 import { checkKeyBytes, describe } from '../validation.js';
+import type { DynamoDBClientLike } from './aws-client.js';
 import {
   type AwsOperation,
   attemptsOf,
@@ -29,7 +31,7 @@ import { loadDynamoSdk } from './optional-module.js';
 
 export interface DynamoStoreOptions {
   /** Your DynamoDB client (region, credentials, endpoint are yours to configure). */
-  client: DynamoDBClient;
+  client: DynamoDBClientLike;
   /** An existing table whose partition key (and sort key, if any) is a string. */
   table: string;
   /** Name of the table's partition key attribute (default 'pk'). */
@@ -39,6 +41,15 @@ export interface DynamoStoreOptions {
   /** Sort key value of lock items (default 'lock'); only with `sortKey`. */
   sortKeyValue?: string;
 }
+
+const DYNAMO_STORE_OPTIONS: Record<keyof DynamoStoreOptions, true> = {
+  client: true,
+  table: true,
+  partitionKey: true,
+  sortKey: true,
+  sortKeyValue: true,
+};
+const DYNAMO_STORE_OPTION_KEYS = Object.keys(DYNAMO_STORE_OPTIONS);
 
 /** Largest partition key value DynamoDB accepts, in UTF-8 bytes. */
 const PARTITION_KEY_BYTES = 2048;
@@ -269,7 +280,10 @@ function checkOptions(options: DynamoStoreOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) {
     throw new LockConfigError(`dynamoStore options must be an object, got ${describe(options)}.`);
   }
-  const { client, table, partitionKey = 'pk', sortKey, sortKeyValue } = options;
+  checkOptionKeys('dynamoStore()', options, DYNAMO_STORE_OPTION_KEYS);
+  const { table, partitionKey = 'pk', sortKey, sortKeyValue } = options;
+  // The SDK's own type inside; the option's type names no SDK package (aws-client.ts).
+  const client = options.client as unknown as DynamoDBClient;
   if (typeof (client as { send?: unknown } | undefined)?.send !== 'function') {
     throw new LockConfigError('dynamoStore needs `client`: a DynamoDBClient from @aws-sdk/client-dynamodb.');
   }

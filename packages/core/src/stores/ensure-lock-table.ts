@@ -1,8 +1,10 @@
 import type { DynamoDBClient, KeySchemaElement, TableDescription } from '@aws-sdk/client-dynamodb';
 import { LockConfigError, LockStoreError } from '../errors.js';
+import { checkOptionKeys } from '../option-keys.js';
 import { systemScheduler } from '../scheduler.js';
 import { sleep } from '../sleep.js';
 import { describe } from '../validation.js';
+import type { DynamoDBClientLike } from './aws-client.js';
 import { type AwsOperation, classifyAwsError, toLockStoreError } from './aws-errors.js';
 import { checkKeyAttributeNames } from './dynamo-item-codec.js';
 import { loadDynamoSdk } from './optional-module.js';
@@ -19,6 +21,15 @@ export interface EnsureLockTableOptions {
   timeoutMs?: number;
 }
 
+const ENSURE_LOCK_TABLE_OPTIONS: Record<keyof EnsureLockTableOptions, true> = {
+  table: true,
+  partitionKey: true,
+  sortKey: true,
+  billingMode: true,
+  timeoutMs: true,
+};
+const ENSURE_LOCK_TABLE_OPTION_KEYS = Object.keys(ENSURE_LOCK_TABLE_OPTIONS);
+
 const POLL_MS = 250;
 
 /**
@@ -27,12 +38,15 @@ const POLL_MS = 250;
  * tests; production tables belong in infrastructure code.
  */
 export async function ensureLockTable(
-  client: DynamoDBClient,
+  dynamoClient: DynamoDBClientLike,
   options: EnsureLockTableOptions,
 ): Promise<void> {
-  if (typeof (client as { send?: unknown } | undefined)?.send !== 'function') {
+  if (typeof (dynamoClient as { send?: unknown } | undefined)?.send !== 'function') {
     throw new LockConfigError('ensureLockTable needs a DynamoDBClient from @aws-sdk/client-dynamodb.');
   }
+  // The SDK's own type inside; the parameter's type names no SDK package (aws-client.ts).
+  const client = dynamoClient as unknown as DynamoDBClient;
+  checkOptionKeys('ensureLockTable()', options, ENSURE_LOCK_TABLE_OPTION_KEYS);
   const {
     table,
     partitionKey = 'pk',
@@ -94,7 +108,7 @@ export async function ensureLockTable(
     if (Date.now() >= deadline) {
       throw new LockStoreError(
         `DynamoDB table "${table}" did not become ACTIVE within ${timeoutMs} ms (status ${description?.TableStatus ?? 'unknown'}).`,
-        { retryable: true },
+        { retryable: true, reason: 'unavailable' },
       );
     }
     await sleep(systemScheduler, POLL_MS, undefined, { keepAlive: true });

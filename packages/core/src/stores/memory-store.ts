@@ -1,4 +1,5 @@
 import { LockConfigError, LockCorruptedError } from '../errors.js';
+import { checkOptionKeys } from '../option-keys.js';
 import type { LockRecord, VersionedRecord } from '../record.js';
 import { decodeRecord, encodeRecord } from '../record-codec.js';
 import type { LockStore, WriteCondition, WriteOutcome } from '../store.js';
@@ -8,6 +9,9 @@ export interface MemoryStoreOptions {
   /** Largest serialised record in bytes (default 256 KiB, like the S3 store). */
   maxRecordBytes?: number;
 }
+
+const MEMORY_STORE_OPTIONS: Record<keyof MemoryStoreOptions, true> = { maxRecordBytes: true };
+const MEMORY_STORE_OPTION_KEYS = Object.keys(MEMORY_STORE_OPTIONS);
 
 export interface MemoryStore extends LockStore {
   /** Raw JSON documents by key, for tests that look at or tamper with what is stored. */
@@ -20,6 +24,7 @@ export interface MemoryStore extends LockStore {
  * Share one instance between LockClients to simulate several replicas in one process.
  */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
+  checkOptionKeys('memoryStore()', options, MEMORY_STORE_OPTION_KEYS);
   const maxRecordBytes = checkMaxRecordBytes('memoryStore', options.maxRecordBytes ?? 256 * 1024);
   const documents = new Map<string, { version: string; text: string }>();
   let nextVersion = 1;

@@ -1,16 +1,16 @@
-import type { S3Client } from '@aws-sdk/client-s3';
 import { LockConfigError } from '../errors.js';
 import type { LeaseStrategy } from '../lease-engine.js';
 import { ENTRY_SUFFIX_BYTES } from '../list-entries.js';
 import { type ListBucket, ListLeaseEngine } from '../list-lease-engine.js';
 import { checkKeyBytes, describe } from '../validation.js';
+import type { S3ClientLike } from './aws-client.js';
 import { classifyAwsError, toLockStoreError } from './aws-errors.js';
 import { loadS3Sdk } from './optional-module.js';
 import { checkS3Location, S3_KEY_BYTES, type S3Location, s3Operations } from './s3-location.js';
 
 export interface S3ListStoreOptions {
   /** Your S3 client (region, credentials, endpoint are yours to configure). */
-  client: S3Client;
+  client: S3ClientLike;
   /** An existing bucket. Latch never creates buckets. */
   bucket: string;
   /** Prepended to every object key, e.g. 'locks/' (default ''). */
@@ -22,6 +22,14 @@ export interface S3ListStoreOptions {
    */
   settleMs?: number;
 }
+
+const S3_LIST_STORE_OPTIONS: Record<keyof S3ListStoreOptions, true> = {
+  client: true,
+  bucket: true,
+  prefix: true,
+  settleMs: true,
+};
+const S3_LIST_STORE_OPTION_KEYS = Object.keys(S3_LIST_STORE_OPTIONS);
 
 const DEFAULT_SETTLE_MS = 500;
 const LARGEST_SETTLE_MS = 60_000;
@@ -113,7 +121,7 @@ export function s3ListStore(options: S3ListStoreOptions): LeaseStrategy {
 }
 
 function checkOptions(options: S3ListStoreOptions): S3Location & { settleMs: number } {
-  const location = checkS3Location('s3ListStore', options);
+  const location = checkS3Location('s3ListStore', options, S3_LIST_STORE_OPTION_KEYS);
   const prefixBytes = Buffer.byteLength(location.prefix, 'utf8');
   if (prefixBytes >= S3_KEY_BYTES - ENTRY_SUFFIX_BYTES) {
     throw new LockConfigError(

@@ -1,5 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { LockConfigError } from '../errors.js';
+import { checkOptionKeys } from '../option-keys.js';
 import { describe } from '../validation.js';
 import { awsOperations } from './aws-errors.js';
 
@@ -14,14 +15,15 @@ export interface S3Location {
 }
 
 /**
- * Checks the options both S3 stores take (`client`, `bucket`, `prefix`); `factory` names the
- * store in messages. How long the prefix may be depends on what the store appends to it, so
- * each store checks that itself.
+ * Checks the options both S3 stores take (`client`, `bucket`, `prefix`), and that `options`
+ * has no key but the store's `known` ones; `factory` names the store in messages. How long the
+ * prefix may be depends on what the store appends to it, so each store checks that itself.
  */
-export function checkS3Location(factory: string, options: unknown): S3Location {
+export function checkS3Location(factory: string, options: unknown, known: readonly string[]): S3Location {
   if (typeof options !== 'object' || options === null) {
     throw new LockConfigError(`${factory} options must be an object, got ${describe(options)}.`);
   }
+  checkOptionKeys(`${factory}()`, options, known);
   const { client, bucket, prefix = '' } = options as Partial<S3Location>;
   if (typeof (client as { send?: unknown } | undefined)?.send !== 'function') {
     throw new LockConfigError(`${factory} needs \`client\`: an S3Client from @aws-sdk/client-s3.`);

@@ -1,16 +1,16 @@
-import type { S3Client } from '@aws-sdk/client-s3';
 import { LockConfigError, LockCorruptedError, LockStoreError } from '../errors.js';
 import type { LockRecord, VersionedRecord } from '../record.js';
 import { decodeRecord, encodeRecord } from '../record-codec.js';
 import type { LockStore, WriteCondition, WriteOutcome } from '../store.js';
 import { checkKeyBytes, checkMaxRecordBytes } from '../validation.js';
+import type { S3ClientLike } from './aws-client.js';
 import { type AwsOperation, attemptsOf, classifyAwsError, toLockStoreError } from './aws-errors.js';
 import { loadS3Sdk } from './optional-module.js';
 import { checkS3Location, S3_KEY_BYTES, type S3Location, s3Operations } from './s3-location.js';
 
 export interface S3StoreOptions {
   /** Your S3 client (region, credentials, endpoint are yours to configure). */
-  client: S3Client;
+  client: S3ClientLike;
   /** An existing bucket. Latch never creates buckets. */
   bucket: string;
   /** Prepended to every lock key to form the object key, e.g. 'locks/' (default ''). */
@@ -18,6 +18,14 @@ export interface S3StoreOptions {
   /** Largest record (JSON document) accepted, in bytes (default 256 KiB). */
   maxRecordBytes?: number;
 }
+
+const S3_STORE_OPTIONS: Record<keyof S3StoreOptions, true> = {
+  client: true,
+  bucket: true,
+  prefix: true,
+  maxRecordBytes: true,
+};
+const S3_STORE_OPTION_KEYS = Object.keys(S3_STORE_OPTIONS);
 
 const DEFAULT_MAX_RECORD_BYTES = 256 * 1024;
 
@@ -111,12 +119,12 @@ export function s3Store(options: S3StoreOptions): LockStore {
 function missingEtag(operation: AwsOperation, applied: boolean): LockStoreError {
   return new LockStoreError(
     `S3 ${operation.action} for lock "${operation.key}" returned no ETag; this S3-compatible server cannot be used with conditional writes (try the S3 list strategy).`,
-    { retryable: false, maybeApplied: applied, code: 'LOCK_STORE_CONFIG' },
+    { retryable: false, maybeApplied: applied, code: 'LOCK_STORE_CONFIG', reason: 'misconfigured' },
   );
 }
 
 function checkOptions(options: S3StoreOptions): S3Location & { maxRecordBytes: number } {
-  const location = checkS3Location('s3Store', options);
+  const location = checkS3Location('s3Store', options, S3_STORE_OPTION_KEYS);
   const prefixBytes = Buffer.byteLength(location.prefix, 'utf8');
   if (prefixBytes >= S3_KEY_BYTES) {
     throw new LockConfigError(

@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { NoSuchBucket, NoSuchKey, S3ServiceException } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { LockStoreError } from '../../src/errors.js';
+import { LockStoreError, type LockStoreErrorReason } from '../../src/errors.js';
 import {
   type AwsOperation,
   attemptsOf,
@@ -23,6 +23,13 @@ const dynamoError = (name: string, status = 400, fault: 'client' | 'server' = 'c
   new DynamoDBServiceException({ name, message: `${name} from DynamoDB`, $fault: fault, ...meta(status) });
 const nodeError = (message: string, code?: string, name = 'Error') =>
   Object.assign(new Error(message), { name }, code ? { code } : {});
+
+// What the SDK's default credential chain throws when it finds nothing (@smithy/property-provider).
+const credentialsProviderError = () =>
+  Object.assign(new Error('Could not load credentials from any providers'), {
+    name: 'CredentialsProviderError',
+    tryNextLink: false,
+  });
 
 const putObject: AwsOperation = {
   service: 's3',
@@ -46,12 +53,14 @@ describe('classifyAwsError', () => {
       'missing-resource',
     ],
     ['S3 wrong region', s3Error('PermanentRedirect', 301), 'wrong-region'],
+    ['no region', new Error('Region is missing'), 'no-region'],
     ['S3 AccessDenied', s3Error('AccessDenied', 403), 'access-denied'],
     ['DynamoDB AccessDenied', dynamoError('AccessDeniedException'), 'access-denied'],
     ['unknown key', dynamoError('UnrecognizedClientException'), 'bad-credentials'],
     ['S3 bad key id', s3Error('InvalidAccessKeyId', 403), 'bad-credentials'],
     ['S3 bad signature', s3Error('SignatureDoesNotMatch', 403), 'bad-credentials'],
     ['expired token', s3Error('ExpiredToken', 400), 'bad-credentials'],
+    ['no credentials', credentialsProviderError(), 'bad-credentials'],
     ['S3 SlowDown', s3Error('SlowDown', 503, 'server'), 'throttled'],
     ['S3 409', s3Error('ConditionalRequestConflict', 409), 'throttled'],
     [
@@ -157,5 +166,81 @@ describe('toLockStoreError', () => {
     expect(error.message).toContain('S3 bucket "bkt" does not exist');
     expect(error.message).toContain('Create the bucket.');
     expect(error.code).toBe('LOCK_STORE_NOT_FOUND');
+  });
+});
+
+describe('toLockStoreError reason', () => {
+  const dynamoGet: AwsOperation = { service: 'dynamodb', action: 'GetItem', write: false, resource: 'locks' };
+  const table: [string, unknown, AwsOperation, LockStoreErrorReason][] = [
+    ['S3 NoSuchBucket', new NoSuchBucket({ message: 'x', ...meta(404) }), putObject, 'misconfigured'],
+    [
+      'DynamoDB missing table',
+      new ResourceNotFoundException({ message: 'x', ...meta(400) }),
+      dynamoGet,
+      'misconfigured',
+    ],
+    ['S3 wrong region', s3Error('PermanentRedirect', 301), getObject, 'misconfigured'],
+    ['no region', new Error('Region is missing'), putObject, 'misconfigured'],
+    ['invalid request', dynamoError('ValidationException'), dynamoGet, 'misconfigured'],
+    ['S3 AccessDenied', s3Error('AccessDenied', 403), putObject, 'denied'],
+    ['S3 bare 403', s3Error('Forbidden', 403), getObject, 'denied'],
+    ['DynamoDB AccessDenied', dynamoError('AccessDeniedException'), dynamoGet, 'denied'],
+    ['S3 unknown key', s3Error('InvalidAccessKeyId', 403), putObject, 'denied'],
+    ['S3 bad signature', s3Error('SignatureDoesNotMatch', 403), putObject, 'denied'],
+    ['expired token', s3Error('ExpiredToken', 400), putObject, 'denied'],
+    ['DynamoDB unknown key', dynamoError('UnrecognizedClientException'), dynamoGet, 'denied'],
+    ['no credentials', credentialsProviderError(), putObject, 'denied'],
+    ['S3 SlowDown', s3Error('SlowDown', 503, 'server'), putObject, 'throttled'],
+    [
+      'DynamoDB throughput',
+      new ProvisionedThroughputExceededException({ message: 'x', ...meta(400) }),
+      dynamoGet,
+      'throttled',
+    ],
+    ['refused', nodeError('connect ECONNREFUSED 127.0.0.1:1', 'ECONNREFUSED'), putObject, 'unavailable'],
+    ['no such host', nodeError('getaddrinfo ENOTFOUND s3.invalid', 'ENOTFOUND'), getObject, 'unavailable'],
+    ['timed out', nodeError('connect ETIMEDOUT', 'ETIMEDOUT'), putObject, 'unavailable'],
+    ['request timeout', nodeError('request timed out', undefined, 'TimeoutError'), getObject, 'unavailable'],
+    ['reset', nodeError('read ECONNRESET', 'ECONNRESET'), putObject, 'unavailable'],
+    ['S3 500', s3Error('InternalError', 500, 'server'), putObject, 'unavailable'],
+    ['a plain error', new Error('???'), putObject, 'unknown'],
+  ];
+  it.each(table)('%s', (_, cause, op, reason) => {
+    const error = toLockStoreError(cause, op);
+    expect(error.reason).toBe(reason);
+    expect(error.isConfigurationError).toBe(reason === 'misconfigured' || reason === 'denied');
+    // Configuration errors are never worth retrying; outages and throttling are.
+    if (error.isConfigurationError) expect(error.retryable).toBe(false);
+    if (reason === 'unavailable' || reason === 'throttled') expect(error.retryable).toBe(true);
+  });
+
+  it('says when the client found no credentials or has no region, and that nothing was sent', () => {
+    const noCredentials = toLockStoreError(credentialsProviderError(), putObject);
+    expect(noCredentials.message).toMatch(/was not sent: the client found no credentials/);
+    expect(noCredentials.message).toContain('Could not load credentials from any providers');
+    expect(noCredentials).toMatchObject({
+      retryable: false,
+      maybeApplied: false,
+      code: 'LOCK_STORE_ACCESS_DENIED',
+    });
+    const noRegion = toLockStoreError(new Error('Region is missing'), putObject);
+    expect(noRegion.message).toMatch(/was not sent: the client has no region/);
+    expect(noRegion).toMatchObject({ retryable: false, maybeApplied: false, code: 'LOCK_STORE_CONFIG' });
+  });
+
+  it('keeps credentials out of its message', () => {
+    const accessKeyId = 'AKIAIOSFODNN7EXAMPLE';
+    const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+    const signature = 'fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024';
+    const leaky = s3Error('SignatureDoesNotMatch', 403);
+    leaky.message = `Signature mismatch for ${accessKeyId} (secret ${secret}); Signature=${signature}, X-Amz-Security-Token=IQoJb3JpZ2luX2VjEJr%2F`;
+    const error = toLockStoreError(leaky, putObject);
+    for (const secretText of [accessKeyId, secret, signature, 'IQoJb3JpZ2luX2VjEJr']) {
+      expect(error.message).not.toContain(secretText);
+    }
+    expect(error.message).toContain('[redacted]');
+    // Names an operator needs stay.
+    expect(error.message).toContain('S3 bucket "bkt"');
+    expect(error.message).toContain('lock "k"');
   });
 });

@@ -207,7 +207,7 @@ describe('dynamoStore errors', () => {
     for (const operation of operations) {
       const error = await operation().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(LockStoreError);
-      expect(error).toMatchObject({ retryable: false, maybeApplied: false });
+      expect(error).toMatchObject({ retryable: false, maybeApplied: false, reason: 'misconfigured' });
       expect((error as Error).message).toContain('"no-such-table"');
       expect((error as Error).message).toContain('ensureLockTable');
       expect((error as Error).cause).toMatchObject({ name: 'ResourceNotFoundException' });
@@ -222,7 +222,28 @@ describe('dynamoStore errors', () => {
     });
     const error = await store.write('k', freeRecord(1), { absent: true }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockStoreError);
-    expect(error).toMatchObject({ retryable: true, maybeApplied: false });
+    expect(error).toMatchObject({ retryable: true, maybeApplied: false, reason: 'unavailable' });
+  });
+
+  it('reports a table whose key schema does not match as misconfigured, not retried', async () => {
+    const store = dynamoStore({ client: client(), table: 'locks', partitionKey: 'id' });
+    const error = await store.read('k').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect(error).toMatchObject({ retryable: false, reason: 'misconfigured' });
+    expect((error as Error).cause).toMatchObject({ name: 'ValidationException' });
+  });
+
+  it('reports credentials the service refuses as denied, not retried, without the secret', async () => {
+    // DynamoDB Local accepts any key made of letters and digits, and refuses any other.
+    const secretAccessKey = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+    const store = dynamoStore({
+      client: client({ credentials: { accessKeyId: 'not-a-key!', secretAccessKey }, maxAttempts: 1 }),
+      table: 'locks',
+    });
+    const error = await store.read('k').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect(error).toMatchObject({ retryable: false, reason: 'denied', code: 'LOCK_STORE_ACCESS_DENIED' });
+    expect((error as Error).message).not.toContain(secretAccessKey);
   });
 
   describe('when a response is lost after the write was applied', () => {

@@ -119,7 +119,12 @@ describe('s3Store errors', () => {
     for (const operation of operations) {
       const error = await operation().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(LockStoreError);
-      expect(error).toMatchObject({ retryable: false, maybeApplied: false, code: 'LOCK_STORE_NOT_FOUND' });
+      expect(error).toMatchObject({
+        retryable: false,
+        maybeApplied: false,
+        code: 'LOCK_STORE_NOT_FOUND',
+        reason: 'misconfigured',
+      });
       expect((error as Error).message).toContain('S3 bucket "no-such-bucket"');
       expect((error as Error).cause).toMatchObject({ name: 'NoSuchBucket' });
     }
@@ -132,7 +137,12 @@ describe('s3Store errors', () => {
     server.faults.slowDown({ op: 'PutObject', times: 1 });
     const error = await store.write(key, freeRecord(1), { absent: true }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockStoreError);
-    expect(error).toMatchObject({ retryable: true, maybeApplied: false, code: 'LOCK_STORE_THROTTLED' });
+    expect(error).toMatchObject({
+      retryable: true,
+      maybeApplied: false,
+      code: 'LOCK_STORE_THROTTLED',
+      reason: 'throttled',
+    });
     await expect(direct().read(key)).resolves.toBeNull();
   });
 
@@ -140,9 +150,9 @@ describe('s3Store errors', () => {
     const store = s3Store({ client: client({ maxAttempts: 1 }), bucket: BUCKET, prefix: PREFIX });
     server.faults.internalError({ op: ['PutObject', 'GetObject'], times: 2 });
     const write = await store.write(freshKey(), freeRecord(1), { absent: true }).catch((e: unknown) => e);
-    expect(write).toMatchObject({ retryable: true, maybeApplied: true });
+    expect(write).toMatchObject({ retryable: true, maybeApplied: true, reason: 'unavailable' });
     const read = await store.read(freshKey()).catch((e: unknown) => e);
-    expect(read).toMatchObject({ retryable: true, maybeApplied: false });
+    expect(read).toMatchObject({ retryable: true, maybeApplied: false, reason: 'unavailable' });
   });
 
   it('reports a connection reset on a read as retryable and not applied', async () => {
@@ -160,7 +170,7 @@ describe('s3Store errors', () => {
       .write('k', freeRecord(1), { absent: true })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockStoreError);
-    expect(error).toMatchObject({ retryable: true, maybeApplied: false });
+    expect(error).toMatchObject({ retryable: true, maybeApplied: false, reason: 'unavailable' });
   });
 
   describe('when the response to an applied write is lost', () => {

@@ -1,0 +1,63 @@
+// Express 5 + @latch/express, in an app with only @aws-sdk/client-s3, type-checked with
+// skipLibCheck: false. Two concurrent requests for one invoice: one 200, one 423.
+import { CheckFailure, expect, http, start, tail, waitFor } from '../lib.mjs';
+
+const here = new URL('./', import.meta.url);
+
+export const expressApp = {
+  name: 'express',
+  template: here,
+  files: ['package.json', 'tsconfig.json'],
+  sources: [[new URL('main.ts', here), 'src/main.ts']],
+  tarballs: ['core', 'express'],
+  compile: [{ project: 'tsconfig.json', label: 'express (skipLibCheck: false, only @aws-sdk/client-s3)' }],
+  check: checkExpress,
+};
+
+async function checkExpress({ dir, line, env, label }) {
+  const app = start(line.node, ['dist/main.js'], { cwd: dir, env, label });
+  try {
+    const ready = JSON.parse((await app.waitForLine(/^READY /, 20_000)).slice('READY '.length));
+    expect(ready.node.startsWith(`v${line.major}.`), `ran on ${ready.node}, expected Node ${line.major}`);
+    const url = `http://127.0.0.1:${ready.port}/invoices/inv-7/pay`;
+
+    const pair = await Promise.all([http('POST', url), http('POST', url)]);
+    const statuses = pair.map((r) => r.status).sort();
+    expect(
+      statuses[0] === 200 && statuses[1] === 423,
+      `concurrent POSTs answered ${statuses.join(' and ')}, expected 200 and 423: ${JSON.stringify(pair.map((r) => r.body))}${tail(app)}`,
+    );
+    const done = pair.find((r) => r.status === 200);
+    const locked = pair.find((r) => r.status === 423);
+    const retryAfter = Number(locked.headers.get('retry-after'));
+    expect(retryAfter >= 1, `423 without a Retry-After of at least 1 (${locked.headers.get('retry-after')})`);
+    expect(
+      locked.headers.get('content-type')?.startsWith('application/problem+json') &&
+        locked.body?.type === 'urn:latch:problem:locked',
+      `423 is not a problem+json "locked" answer: ${locked.headers.get('content-type')} ${JSON.stringify(locked.body)}`,
+    );
+    // The release starts once the response is sent: the lock is free again a moment later.
+    const again = await waitFor(
+      'a later POST getting the released lock',
+      async () => {
+        const r = await http('POST', url);
+        return r.status === 200 ? r : null;
+      },
+      { timeoutMs: 5000, intervalMs: 50 },
+    );
+    expect(
+      again.body.fencingToken > done.body.fencingToken,
+      `fencing token did not increase: ${done.body.fencingToken} then ${again.body.fencingToken}`,
+    );
+
+    const stopped = await app.stop(5000);
+    if (stopped.killed) throw new CheckFailure(`did not exit within 5 s of SIGTERM${tail(app)}`);
+    expect(stopped.code === 0, `exited with code ${stopped.code}, signal ${stopped.signal}${tail(app)}`);
+    return (
+      `concurrent POSTs → 200 + 423 (problem+json, Retry-After ${retryAfter}), then 200 once released ` +
+      `(token ${done.body.fencingToken} → ${again.body.fencingToken}); closed its LockClient and exited 0 on SIGTERM`
+    );
+  } finally {
+    await app.stop(1000);
+  }
+}
