@@ -18,26 +18,66 @@ export function expect(condition, message) {
 /** Every process started here and not yet known to have exited, by pid (each leads its own group). */
 const running = new Map();
 
-/** Stops every process this run started that is still running (SIGKILL to its process group). */
-export function killAll() {
-  for (const [pid, label] of running) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // gone meanwhile
-    }
+/** Graceful stops to try first when the run is cut short (e.g. the backends' own shutdown). */
+const cleanups = new Set();
+
+/** Registers `fn` to run if the run is cut short; returns a function that unregisters it. */
+export function onAbort(fn) {
+  cleanups.add(fn);
+  return () => cleanups.delete(fn);
+}
+
+/**
+ * Stops everything this run started that is still running: SIGTERM to each process group but
+ * the backends (`late`), up to 5 s for them to exit; then the registered graceful stops (the
+ * backends' own shutdown, at most 5 s); then SIGKILL to whatever is left, reported.
+ */
+export async function stopAll() {
+  const early = [...running].filter(([, info]) => !info.late);
+  for (const [pid] of early) signalGroup(pid, 'SIGTERM');
+  for (let waited = 0; waited < 5000 && early.some(([pid]) => running.has(pid)); waited += 100)
+    await sleep(100);
+  const graceful = [...cleanups].map((fn) =>
+    Promise.resolve()
+      .then(fn)
+      .catch(() => {}),
+  );
+  cleanups.clear();
+  await Promise.race([Promise.all(graceful), sleep(5000)]);
+  for (const [pid, { label }] of running) {
+    signalGroup(pid, 'SIGKILL');
     running.delete(pid);
-    if (label) process.stderr.write(`packed-apps: stopped leftover process ${pid} (${label})\n`);
+    process.stderr.write(
+      `packed-apps: killed process group ${pid} (${label}): still running after SIGTERM\n`,
+    );
   }
 }
 
-/** The environment of a user's shell, without what pnpm or npm put there for the runner itself. */
+const repoRoot = new URL('../../', import.meta.url).pathname;
+/** npm settings a CI or user may give through the environment; pnpm's own are dropped. */
+const KEPT_NPM_SETTINGS = new Set([
+  'npm_config_registry',
+  'npm_config_cache',
+  'npm_config_cafile',
+  'npm_config_userconfig',
+]);
+
+/**
+ * The environment of a user's shell: without what pnpm or npm put there for the script running
+ * this (npm_lifecycle_*, pnpm's npm_config_globalconfig, ...), and without the repo's own
+ * node_modules/.bin on PATH, so that nothing of the workspace leaks into the apps.
+ */
 export function cleanEnv(extra = {}) {
   const env = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (/^(npm_|pnpm_|PNPM_|INIT_CWD$|NODE_OPTIONS$|TURBO_)/i.test(name)) continue;
+    if (/^npm_/i.test(name) && !KEPT_NPM_SETTINGS.has(name.toLowerCase())) continue;
+    if (/^(pnpm_|INIT_CWD$|NODE_OPTIONS$|TURBO_)/i.test(name)) continue;
     env[name] = value;
   }
+  env.PATH = (env.PATH ?? '')
+    .split(':')
+    .filter((dir) => dir && !dir.startsWith(repoRoot) && !dir.includes('/pnpm/dist/node-gyp-bin'))
+    .join(':');
   return { ...env, ...extra };
 }
 
@@ -53,10 +93,18 @@ export function lineEnv(line, extra = {}) {
  * settles with `{ code, signal }`; `stop()` sends SIGTERM, then SIGKILL to the group.
  * `reap()` ends whatever is left of the group.
  */
-export function start(command, args, { cwd, env, label = command, reap = true } = {}) {
+export function start(command, args, { cwd, env, label = command, reap = true, late = false } = {}) {
   const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  const handle = { child, stdout: '', stderr: '', label, listeners: new Set() };
-  running.set(child.pid, label);
+  const handle = {
+    child,
+    stdout: '',
+    stderr: '',
+    label,
+    listeners: new Set(),
+    done: false,
+    result: undefined,
+  };
+  if (child.pid !== undefined) running.set(child.pid, { label, late });
   child.stdout.setEncoding('utf8').on('data', (chunk) => {
     handle.stdout += chunk;
     for (const listener of handle.listeners) listener();
@@ -67,12 +115,16 @@ export function start(command, args, { cwd, env, label = command, reap = true } 
   handle.exited = new Promise((resolve) => {
     child.on('error', (error) => {
       handle.stderr += `\n${error.message}`;
+      handle.done = true;
+      handle.result = { code: null, signal: null, error };
       running.delete(child.pid);
       resolve({ code: null, signal: null, error });
     });
     child.on('close', (code, signal) => {
+      handle.done = true;
+      handle.result = { code, signal };
       // The group may still hold grandchildren (npx -> latch -> node): end them too, unless
-      // the caller wants to see first whether they are gone (`reap: false`; then killAll does).
+      // the caller wants to see first whether they are gone (`reap: false`; then stopAll does).
       if (reap) {
         running.delete(child.pid);
         signalGroup(child.pid, 'SIGKILL');
@@ -85,11 +137,6 @@ export function start(command, args, { cwd, env, label = command, reap = true } 
     running.delete(child.pid);
     signalGroup(child.pid, 'SIGKILL');
   };
-  handle.done = false;
-  handle.exited.then((result) => {
-    handle.done = true;
-    handle.result = result;
-  });
 
   /** Resolves with the first stdout line matching `pattern`; rejects on exit or after `timeoutMs`. */
   handle.waitForLine = (pattern, timeoutMs) =>
@@ -141,10 +188,21 @@ function signalGroup(pid, signal) {
   }
 }
 
-/** The last lines of a process's output, for a failure message. */
-export function tail(handle, lines = 12) {
-  const text = `${handle.stdout}\n${handle.stderr}`.trim().split('\n').slice(-lines).join('\n    ');
-  return text ? `\n    ${text}` : '';
+/** The last lines of a process's output for a failure message, led by its first error line. */
+export function tail(handle, count = 12) {
+  const all = `${handle.stdout}\n${handle.stderr}`.trim().split('\n');
+  const last = all.slice(-count);
+  const error = errorLine(all);
+  const shown = error && !last.includes(error) ? [error, '...', ...last] : last;
+  return shown.join('').trim() ? `\n    ${shown.join('\n    ')}` : '';
+}
+
+/** The line that says what went wrong ("Error [ERR_…]: …", "TypeError: …", "error TS2307: …"). */
+export function errorLine(lines) {
+  return (
+    lines.find((l) => /^\s*(\w*Error|Error \[\w+\])\b.*:/.test(l)) ??
+    lines.find((l) => /\b(error TS\d+|ERR_[A-Z_]+)/.test(l))
+  );
 }
 
 /** Runs a command to its end (killed after `timeoutMs`); resolves with its output and exit. */

@@ -12,7 +12,15 @@
 //
 // One line per check ("ok nest-cjs on node 24: ..." or "FAIL ..."), then
 // "Packed apps: N passed, N failed".
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,7 +29,7 @@ import { bullmqApp } from './bullmq/check.mjs';
 import { cliApp } from './cli/check.mjs';
 import { dynamoTypes } from './dynamo-types/check.mjs';
 import { expressApp } from './express/check.mjs';
-import { CheckFailure, cleanEnv, expect, killAll, lineEnv, pool, run, seconds } from './lib.mjs';
+import { CheckFailure, cleanEnv, errorLine, expect, lineEnv, pool, run, seconds, stopAll } from './lib.mjs';
 import { nestCjs, nestEsm } from './nest/check.mjs';
 import {
   attw,
@@ -73,8 +81,8 @@ async function settle(fn) {
   }
 }
 
-function finish(code) {
-  killAll();
+async function finish(code) {
+  await stopAll();
   if (flags.keep) console.log(`packed-apps: kept ${work}`);
   else rmSync(work, { recursive: true, force: true });
   process.exit(code);
@@ -82,7 +90,7 @@ function finish(code) {
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, () => {
-    console.log(`packed-apps: ${signal}, stopping`);
+    console.log(`packed-apps: ${signal}, stopping every process this run started`);
     finish(130);
   });
 }
@@ -98,37 +106,53 @@ console.log(
   `packed-apps: wall time ${seconds(Date.now() - began)}, Node lines ${lines.map((l) => l.major).join(', ')}`,
 );
 console.log(`Packed apps: ${passed} passed, ${failed} failed`);
-finish(failed === 0 ? 0 : 1);
+await finish(failed === 0 ? 0 : 1);
 
 async function main() {
   console.log(`packed-apps: working in ${work}; Node lines ${lines.map((l) => l.major).join(', ')}`);
-  if (!flags['skip-build'] && !(await check('build', build))) return;
+  if (!flags['skip-build'] && !(await phase('build', () => check('build', build)))) return;
 
   // Pack, then check each tarball while the apps install from them.
   const packages = publishedPackages();
-  const byShort = Object.fromEntries(packages.map((pkg) => [pkg.short, pkg]));
   const tarballDir = join(work, 'tarballs');
   mkdirSync(tarballDir);
-  const packTasks = packages.map((pkg) => async () => {
-    pkg.packed = await check(`tarball ${pkg.name}`, async () => {
-      await pack(pkg, tarballDir);
-      return checkContents(pkg, join(work, 'unpacked'));
-    });
-    if (pkg.packed) await check(`readme-links ${pkg.name}`, async () => checkReadmeLinks(pkg));
-  });
-  await pool(packTasks, 3);
+  await phase('pack', () =>
+    pool(
+      packages.map((pkg) => async () => {
+        pkg.packed = await check(`tarball ${pkg.name}`, async () => {
+          await pack(pkg, tarballDir);
+          return checkContents(pkg, join(work, 'unpacked'));
+        });
+        if (pkg.packed) await check(`readme-links ${pkg.name}`, async () => checkReadmeLinks(pkg));
+      }),
+      3,
+    ),
+  );
+  const byShort = Object.fromEntries(packages.map((pkg) => [pkg.short, pkg]));
+  const packed = packages.filter((pkg) => pkg.packed);
+  await phase('install, compile, publint, attw', () =>
+    pool(
+      [
+        ...apps.map((app) => () => installAndCompile(app, byShort)),
+        ...packed.map((pkg) => () => check(`publint ${pkg.name}`, () => publint(pkg))),
+        ...packed.map((pkg) => () => check(`attw ${pkg.name}`, () => attw(pkg))),
+      ],
+      3,
+    ),
+  );
 
-  const prepare = [
-    ...apps.map((app) => () => installAndCompile(app, byShort)),
-    ...packages
-      .filter((pkg) => pkg.packed)
-      .map((pkg) => () => check(`publint ${pkg.name}`, () => publint(pkg))),
-    ...packages.filter((pkg) => pkg.packed).map((pkg) => () => check(`attw ${pkg.name}`, () => attw(pkg))),
-  ];
-  await pool(prepare, 3);
+  for (const line of lines) await phase(`node ${line.major}`, () => runLine(line));
+  if (flags.teeth) await phase('teeth', () => teeth(lines[0], byShort));
+}
 
-  for (const line of lines) await runLine(line);
-  if (flags.teeth) await teeth(lines[0]);
+/** Runs a stage of the run and says how long it took (not a check). */
+async function phase(name, fn) {
+  const phaseBegan = Date.now();
+  try {
+    return await fn();
+  } finally {
+    console.log(`packed-apps: ${name} took ${seconds(Date.now() - phaseBegan)}`);
+  }
 }
 
 /** Copies the app's template into the temp dir, `npm install`s its tarballs, runs its tsc. */
@@ -167,27 +191,30 @@ async function installAndCompile(app, byShort) {
   });
   if (!app.installed) return;
   app.compiled = true;
-  for (const { project, label } of app.compile ?? []) {
-    const ok = await check(`compile ${label}`, async () => {
-      const tsc = join(app.dir, 'node_modules', 'typescript', 'bin', 'tsc');
-      const version = JSON.parse(
-        readFileSync(join(app.dir, 'node_modules', 'typescript', 'package.json'), 'utf8'),
-      );
-      const result = await run(process.execPath, [tsc, '-p', project], {
-        cwd: app.dir,
-        env: cleanEnv(),
-        timeoutMs: 300_000,
-      });
-      const errors = result.stdout.split('\n').filter((l) => /error TS\d+/.test(l));
-      expect(
-        result.code === 0,
-        `tsc -p ${project} (TypeScript ${version.version}) exited ${result.code} with ${errors.length} errors:\n    ` +
-          (errors.length > 0 ? errors : result.stdout.trim().split('\n')).slice(0, 15).join('\n    '),
-      );
-      return `tsc -p ${project} (TypeScript ${version.version}) clean in ${seconds(result.ms)}`;
-    });
+  for (const spec of app.compile ?? []) {
+    const ok = await check(`compile ${spec.label}`, () => compileProject(app, spec));
     app.compiled &&= ok;
   }
+}
+
+/** The app's own tsc (run by this Node), on one of its projects: no errors. */
+async function compileProject(app, { project }) {
+  const tsc = join(app.dir, 'node_modules', 'typescript', 'bin', 'tsc');
+  const { version } = JSON.parse(
+    readFileSync(join(app.dir, 'node_modules', 'typescript', 'package.json'), 'utf8'),
+  );
+  const result = await run(process.execPath, [tsc, '-p', project], {
+    cwd: app.dir,
+    env: cleanEnv(),
+    timeoutMs: 300_000,
+  });
+  const errors = result.stdout.split('\n').filter((l) => /error TS\d+/.test(l));
+  expect(
+    result.code === 0,
+    `tsc -p ${project} (TypeScript ${version}) exited ${result.code} with ${errors.length} errors:\n    ` +
+      (errors.length > 0 ? errors : result.stdout.trim().split('\n')).slice(0, 15).join('\n    '),
+  );
+  return `tsc -p ${project} (TypeScript ${version}) clean in ${seconds(result.ms)}`;
 }
 
 /** Each @latch package in node_modules must come from our tarballs, once, at the top level. */
@@ -289,10 +316,10 @@ async function runLine(line) {
 }
 
 /**
- * Breaks an installed copy of a package (never the repo) and runs the app that must notice:
- * ok when its check fails. Each copy is restored afterwards.
+ * Breaks an installed or unpacked copy of a package (never the repo) and runs the check that
+ * must notice: ok when that check fails. Each copy is restored afterwards.
  */
-async function teeth(line) {
+async function teeth(line, byShort) {
   const started = await settle(() => startBackends(testingApp.dir, line));
   if (!started.ok) {
     report('teeth', false, `latch-testing up failed: ${started.detail}`);
@@ -302,12 +329,19 @@ async function teeth(line) {
   try {
     for (const mutant of mutants) {
       const app = apps.find((a) => a.name === mutant.app);
-      const name = `teeth ${app.name} with ${mutant.what}`;
-      if (runnable(app)) {
-        report(name, false, runnable(app));
+      const pkg = byShort[mutant.package];
+      const name = `teeth ${mutant.kind} ${app?.name ?? pkg?.name} with ${mutant.what}`;
+      const base = mutant.kind === 'readme' ? pkg?.unpacked : app?.dir;
+      const why = {
+        readme: pkg?.packed ? null : 'not run: no tarball',
+        compile: app?.installed ? null : 'not run: its install failed',
+        run: app ? runnable(app) : 'not run: no such app',
+      }[mutant.kind];
+      if (why || !base) {
+        report(name, false, why ?? 'not run: nothing to break');
         continue;
       }
-      const file = join(app.dir, mutant.file);
+      const file = join(base, mutant.file);
       const original = readFileSync(file, 'utf8');
       try {
         const applied = await settle(async () => mutant.apply(file, original));
@@ -315,15 +349,23 @@ async function teeth(line) {
           report(name, false, `could not break it: ${applied.detail}`);
           continue;
         }
-        const outcome = await runApp(app, { ...line }, backends);
-        const firstLine = outcome.detail.split('\n').slice(0, 3).join(' ').slice(0, 300);
+        const outcome =
+          mutant.kind === 'run'
+            ? await runApp(app, line, backends)
+            : mutant.kind === 'compile'
+              ? await settle(() => compileProject(app, app.compile[0]))
+              : await settle(async () => checkReadmeLinks(pkg));
+        // The failure's first line, and the error that caused it when that is further down.
+        const [first, ...rest] = outcome.detail.split('\n').map((l) => l.trim());
+        const cause = errorLine(rest);
+        const shown = `${first}${cause ? ` … ${cause}` : ''}`.slice(0, 400);
         report(
           name,
           !outcome.ok,
-          outcome.ok ? `still passed: ${outcome.detail}` : `failed as it must: ${firstLine}`,
+          outcome.ok ? `still passed: ${outcome.detail}` : `failed as it must: ${shown}`,
         );
       } finally {
-        mutant.restore(file, original);
+        writeFileSync(file, original);
       }
     }
   } finally {

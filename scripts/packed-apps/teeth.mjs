@@ -1,5 +1,8 @@
-// Mutants for `run.mjs --teeth`: each breaks one file of an app's INSTALLED copy of a package
-// (node_modules in the temp directory, never the repo) in a way the app's check must notice.
+// Mutants for `run.mjs --teeth`: each breaks one file of an INSTALLED or UNPACKED copy of a
+// package (in the temp directory, never the repo) in a way that one check must notice:
+//   kind 'run'      the app's check on a Node line must fail
+//   kind 'compile'  the app's first tsc project must fail
+//   kind 'readme'   the README link check of that package's tarball must fail
 import { writeFileSync } from 'node:fs';
 
 function editManifest(edit) {
@@ -10,32 +13,30 @@ function editManifest(edit) {
   };
 }
 
-function replaceWith(text) {
-  return (file) => writeFileSync(file, text);
-}
-
-const restore = (file, original) => writeFileSync(file, original);
+const replaceWith = (text) => (file) => writeFileSync(file, text);
+const append = (text) => (file, original) => writeFileSync(file, `${original}\n${text}\n`);
 
 export const mutants = [
   {
+    kind: 'run',
     app: 'nest-cjs',
     what: "@latch/core's exports without the require condition",
     file: 'node_modules/@latch/core/package.json',
     apply: editManifest((manifest) => {
       delete manifest.exports['.'].require;
     }),
-    restore,
   },
   {
+    kind: 'run',
     app: 'nest-esm',
     what: "@latch/core's exports without the import condition",
     file: 'node_modules/@latch/core/package.json',
     apply: editManifest((manifest) => {
       delete manifest.exports['.'].import;
     }),
-    restore,
   },
   {
+    kind: 'run',
     app: 'express',
     what: 'a lock() middleware that never locks',
     file: 'node_modules/@latch/express/dist/index.js',
@@ -50,9 +51,9 @@ export function lock() {
 }
 `,
     ),
-    restore,
   },
   {
+    kind: 'run',
     app: 'bullmq',
     what: 'a withLock() that never locks',
     file: 'node_modules/@latch/bullmq/dist/index.js',
@@ -64,9 +65,9 @@ export function withLock(processor) {
 }
 `,
     ),
-    restore,
   },
   {
+    kind: 'run',
     app: 'cli',
     what: 'a latch command that keeps its locks in memory whatever --store says',
     file: 'node_modules/@latch/cli/dist/open-store.js',
@@ -78,6 +79,27 @@ export function withLock(processor) {
         original.replace(opening, (head) => `${head}    url = { ...url, kind: 'memory' };\n`),
       );
     },
-    restore,
+  },
+  {
+    // What core's declarations did until they got their own structural client types.
+    kind: 'compile',
+    app: 'express',
+    what: "@latch/core's types importing @aws-sdk/client-dynamodb",
+    file: 'node_modules/@latch/core/dist/index.d.ts',
+    apply: append("export type { DynamoDBClient } from '@aws-sdk/client-dynamodb';"),
+  },
+  {
+    kind: 'compile',
+    app: 'dynamo-types',
+    what: "@latch/core's types importing @aws-sdk/client-s3",
+    file: 'node_modules/@latch/core/dist/index.d.ts',
+    apply: append("export type { S3Client } from '@aws-sdk/client-s3';"),
+  },
+  {
+    kind: 'readme',
+    package: 'nest',
+    what: 'a relative link in the packed README',
+    file: 'README.md',
+    apply: append('See [the core README](../core/README.md) and [its API](../core/README.md#api).'),
   },
 ];

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startBackendProcess } from './backend-process.js';
 import { callDynamoDB } from './dynamodb-http.js';
+import { checkOptionKeys } from './option-keys.js';
 import { ownUrl } from './own-url.js';
 
 export interface DynamoDBLocalOptions {
@@ -27,6 +28,15 @@ export interface DynamoDBLocalOptions {
    */
   allInterfaces?: boolean;
 }
+
+const DYNAMODB_LOCAL_OPTIONS: Record<keyof DynamoDBLocalOptions, true> = {
+  port: true,
+  javaPath: true,
+  startupTimeoutMs: true,
+  jarDir: true,
+  allInterfaces: true,
+};
+const DYNAMODB_LOCAL_OPTION_KEYS = Object.keys(DYNAMODB_LOCAL_OPTIONS);
 
 export interface DynamoDBLocal {
   /** e.g. `http://127.0.0.1:43117` — pass as `endpoint` to `DynamoDBClient`. */
@@ -170,6 +180,7 @@ async function locateDynamoDBLocal(jarDir: string | undefined): Promise<string> 
  * `-disableTelemetry` keeps it off the network.
  */
 export async function startDynamoDBLocal(options: DynamoDBLocalOptions = {}): Promise<DynamoDBLocal> {
+  checkOptionKeys('startDynamoDBLocal()', options, DYNAMODB_LOCAL_OPTION_KEYS);
   const dir = await locateDynamoDBLocal(options.jarDir);
   const jar = join(dir, 'DynamoDBLocal.jar');
   const lib = join(dir, 'DynamoDBLocal_lib');

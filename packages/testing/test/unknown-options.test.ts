@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import { startDynamoDBLocal } from '../src/dynamodb-local.js';
 import { faultProxy } from '../src/fault-proxy.js';
 import { startRedis } from '../src/redis.js';
 import { startS3Server } from '../src/s3/server.js';
@@ -20,6 +21,12 @@ describe('the launchers refuse a misspelled option, naming the closest one, befo
       // A redis-server that does not exist: had the option been accepted, starting would fail differently.
       () => startRedis({ redisServerPath: '/nonexistent/redis-server', startupTimeoutMS: 100 } as never),
       'startRedis(): unknown option startupTimeoutMS; did you mean startupTimeoutMs?',
+    ],
+    [
+      'startDynamoDBLocal()',
+      // A java that does not exist: had the option been accepted, starting would fail differently.
+      () => startDynamoDBLocal({ javaPath: '/nonexistent/java', jarDIR: '/nonexistent' } as never),
+      'startDynamoDBLocal(): unknown option jarDIR; did you mean jarDir?',
     ],
     [
       'faultProxy()',

@@ -2,7 +2,7 @@
 // own bin, `latch-testing up --s3 --redis --json`, on the Node line under test.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { CheckFailure, expect, lineEnv, listenersOf, listening, start, tail } from '../lib.mjs';
+import { CheckFailure, expect, lineEnv, listenersOf, listening, onAbort, start, tail } from '../lib.mjs';
 
 export const app = {
   name: 'testing',
@@ -32,6 +32,7 @@ export async function startBackends(dir, line) {
     env: lineEnv(line),
     label: `latch-testing up (node ${line.major})`,
     reap: false,
+    late: true, // cut short, the apps stop first: their shutdown still talks to these backends
   });
   let endpoints;
   try {
@@ -47,6 +48,23 @@ export async function startBackends(dir, line) {
   expect(redis?.url, `no redis url in ${JSON.stringify(endpoints)}`);
   const s3Port = Number(new URL(s3.endpoint).port);
   const redisPort = Number(new URL(redis.url).port);
+  const endServers = () => {
+    for (const port of [s3Port, redisPort]) {
+      for (const pid of listenersOf(port)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
+  };
+  // If the run is cut short: SIGTERM to `up` (it stops redis), then whatever still holds a port.
+  const forget = onAbort(async () => {
+    await up.stop(3000);
+    up.reap();
+    endServers();
+  });
 
   return {
     s3Endpoint: s3.endpoint,
@@ -55,21 +73,13 @@ export async function startBackends(dir, line) {
     summary: `s3 ${s3.endpoint}, redis ${redis.url}`,
     /** SIGTERM, as Ctrl-C would; `up` must exit 0 and leave neither server listening. */
     async stop() {
+      forget();
       const { code, signal, killed } = await up.stop(10_000);
       const leftOpen = [];
       if (await listening(s3Port)) leftOpen.push(`s3 port ${s3Port}`);
       if (await listening(redisPort)) leftOpen.push(`redis port ${redisPort}`);
       up.reap();
-      // A server that outlived `up` is ended by the pid holding its port, and reported.
-      for (const port of [s3Port, redisPort]) {
-        for (const pid of listenersOf(port)) {
-          try {
-            process.kill(pid, 'SIGKILL');
-          } catch {
-            // gone meanwhile
-          }
-        }
-      }
+      endServers(); // a server that outlived `up` is ended by the pid holding its port, and reported
       if (killed) throw new CheckFailure(`latch-testing up did not exit within 10 s of SIGTERM${tail(up)}`);
       expect(code === 0, `latch-testing up exited with code ${code}, signal ${signal} on SIGTERM${tail(up)}`);
       expect(leftOpen.length === 0, `still listening after latch-testing up exited: ${leftOpen.join(', ')}`);

@@ -1,0 +1,108 @@
+import { LockClient, LockConfigError, type LockStore, memoryStore } from '@latch/core';
+import { describe, expect, test } from 'vitest';
+import { type JobLockOptions, LockedWorker, withLock } from '../src/index.js';
+
+/** A memory store that counts every request a client sends it. */
+function countingStore(): { store: LockStore; requests: () => number } {
+  const inner = memoryStore();
+  let requests = 0;
+  const counted =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    (...args: A) => {
+      requests++;
+      return call(...args);
+    };
+  const store: LockStore = {
+    kind: inner.kind,
+    maxRecordBytes: inner.maxRecordBytes,
+    checkKey: (key) => inner.checkKey(key),
+    recordBytes: (record) => inner.recordBytes(record),
+    read: counted((key) => inner.read(key)),
+    write: counted((key, record, condition) => inner.write(key, record, condition)),
+    delete: counted((key, version) => inner.delete(key, version)),
+  };
+  return { store, requests: () => requests };
+}
+
+const processor = async () => 'done';
+const key = () => 'customer/1';
+
+/** Builds the entry point with `extra` added to otherwise valid lock options. */
+type Entry = (lock: JobLockOptions) => unknown;
+const viaWithLock: Entry = (lock) => withLock(processor, lock);
+// Refused before the Worker is constructed: nothing connects to Redis.
+const viaLockedWorker: Entry = (lock) =>
+  new LockedWorker('customers', processor, {
+    connection: { host: '127.0.0.1', port: 1 },
+    lock,
+  });
+
+const W = 'withLock(processor, options)';
+const L = 'new LockedWorker(name, processor, { lock })';
+
+describe('withLock and LockedWorker refuse a misspelled option at start-up, before any request', () => {
+  test.each<[string, Entry, Record<string, unknown>, string]>([
+    [
+      'withLock: leaseMS',
+      viaWithLock,
+      { leaseMS: 30_000 },
+      `${W}: unknown option leaseMS; did you mean leaseMs?`,
+    ],
+    [
+      'withLock: onlocked',
+      viaWithLock,
+      { onlocked: 'fail' },
+      `${W}: unknown option onlocked; did you mean onLocked?`,
+    ],
+    [
+      'withLock: maxDelay',
+      viaWithLock,
+      { maxDelay: 5 },
+      `${W}: unknown option maxDelay; did you mean maxDelays?`,
+    ],
+    [
+      'withLock: backoff.base',
+      viaWithLock,
+      { backoff: { base: 100 } },
+      `${W} backoff: unknown option base; did you mean baseMs?`,
+    ],
+    [
+      'withLock: waitMs, which a job lock does not take',
+      viaWithLock,
+      { waitMs: 1000 },
+      `${W}: unknown option waitMs; a job lock never waits (it takes one try, so no worker slot is held waiting); a contended job is delayed, see onLocked and backoff.`,
+    ],
+    [
+      'LockedWorker: heartbeatMS',
+      viaLockedWorker,
+      { heartbeatMS: 1000 },
+      `${L}: unknown option heartbeatMS; did you mean heartbeatMs?`,
+    ],
+    [
+      'LockedWorker: Context',
+      viaLockedWorker,
+      { Context: () => 'x' },
+      `${L}: unknown option Context; did you mean context?`,
+    ],
+  ])('%s', (_what, entry, extra, message) => {
+    const counting = countingStore();
+    const client = new LockClient({ store: counting.store });
+    const create = () => entry({ client, key, ...extra } as JobLockOptions);
+    expect(create).toThrow(LockConfigError);
+    expect(create).toThrow(message);
+    expect(counting.requests()).toBe(0);
+  });
+
+  test('known options whose value is undefined are accepted', () => {
+    const client = new LockClient({ store: memoryStore() });
+    expect(
+      withLock(processor, {
+        client,
+        key,
+        leaseMs: undefined,
+        backoff: { baseMs: undefined },
+        context: undefined,
+      }),
+    ).toBeTypeOf('function');
+  });
+});
