@@ -72,4 +72,15 @@ if (leaked.length > 0) {
 } else {
   console.log('Leaked processes: none');
 }
+
+// The packed packages in small apps, on every Node line here (once per machine run, so not
+// again for --node). --teeth then breaks installed copies on purpose and expects red.
+if (nodeLine === undefined) {
+  const packed = spawnSync(process.execPath, [join(root, 'scripts/packed-apps/run.mjs'), '--teeth'], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { TURBO_TELEMETRY_DISABLED: '1', ...process.env },
+  });
+  code = code || (packed.status ?? 1);
+}
 process.exit(code);

@@ -15,8 +15,11 @@ export function expect(condition, message) {
   if (!condition) throw new CheckFailure(message);
 }
 
-/** Every process started here and not yet known to have exited, by pid (each leads its own group). */
+/** Every process started here whose group may still be running, by pid (each leads its own group). */
 const running = new Map();
+
+/** Set once the run is being cut short: nothing new is started then. */
+let stopping = false;
 
 /** Graceful stops to try first when the run is cut short (e.g. the backends' own shutdown). */
 const cleanups = new Set();
@@ -33,10 +36,12 @@ export function onAbort(fn) {
  * backends' own shutdown, at most 5 s); then SIGKILL to whatever is left, reported.
  */
 export async function stopAll() {
+  stopping = true;
   const early = [...running].filter(([, info]) => !info.late);
   for (const [pid] of early) signalGroup(pid, 'SIGTERM');
-  for (let waited = 0; waited < 5000 && early.some(([pid]) => running.has(pid)); waited += 100)
+  for (let waited = 0; waited < 5000 && early.some(([, info]) => !info.exited); waited += 100) {
     await sleep(100);
+  }
   const graceful = [...cleanups].map((fn) =>
     Promise.resolve()
       .then(fn)
@@ -44,12 +49,10 @@ export async function stopAll() {
   );
   cleanups.clear();
   await Promise.race([Promise.all(graceful), sleep(5000)]);
-  for (const [pid, { label }] of running) {
-    signalGroup(pid, 'SIGKILL');
+  for (const [pid, { label, exited }] of running) {
+    signalGroup(pid, 'SIGKILL'); // for a leader that exited: whatever is left of its group
     running.delete(pid);
-    process.stderr.write(
-      `packed-apps: killed process group ${pid} (${label}): still running after SIGTERM\n`,
-    );
+    if (!exited) process.stderr.write(`packed-apps: killed ${pid} (${label}): still running after SIGTERM\n`);
   }
 }
 
@@ -94,7 +97,9 @@ export function lineEnv(line, extra = {}) {
  * `reap()` ends whatever is left of the group.
  */
 export function start(command, args, { cwd, env, label = command, reap = true, late = false } = {}) {
+  if (stopping) throw new CheckFailure(`not started (${label}): the run is stopping`);
   const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const info = { label, late, exited: false };
   const handle = {
     child,
     stdout: '',
@@ -104,7 +109,7 @@ export function start(command, args, { cwd, env, label = command, reap = true, l
     done: false,
     result: undefined,
   };
-  if (child.pid !== undefined) running.set(child.pid, { label, late });
+  if (child.pid !== undefined) running.set(child.pid, info);
   child.stdout.setEncoding('utf8').on('data', (chunk) => {
     handle.stdout += chunk;
     for (const listener of handle.listeners) listener();
@@ -115,12 +120,14 @@ export function start(command, args, { cwd, env, label = command, reap = true, l
   handle.exited = new Promise((resolve) => {
     child.on('error', (error) => {
       handle.stderr += `\n${error.message}`;
+      info.exited = true;
       handle.done = true;
       handle.result = { code: null, signal: null, error };
       running.delete(child.pid);
       resolve({ code: null, signal: null, error });
     });
     child.on('close', (code, signal) => {
+      info.exited = true;
       handle.done = true;
       handle.result = { code, signal };
       // The group may still hold grandchildren (npx -> latch -> node): end them too, unless
@@ -230,6 +237,30 @@ export async function http(method, url, { timeoutMs = 10_000 } = {}) {
     // not JSON
   }
   return { status: response.status, headers: response.headers, body };
+}
+
+/**
+ * POSTs to `url` twice at once, for one lock: one must get it (200), the other a 423 problem+json
+ * "locked" answer with a Retry-After of at least 1 s. `app` is the server's handle, for the output
+ * a failure shows. Resolves with the 200 answer and the Retry-After.
+ */
+export async function expectOneLockedOut(url, app) {
+  const pair = await Promise.all([http('POST', url), http('POST', url)]);
+  const statuses = pair.map((r) => r.status).sort();
+  expect(
+    statuses[0] === 200 && statuses[1] === 423,
+    `concurrent POSTs answered ${statuses.join(' and ')}, expected 200 and 423: ${JSON.stringify(pair.map((r) => r.body))}${tail(app)}`,
+  );
+  const done = pair.find((r) => r.status === 200);
+  const locked = pair.find((r) => r.status === 423);
+  const retryAfter = Number(locked.headers.get('retry-after'));
+  expect(retryAfter >= 1, `423 without a Retry-After of at least 1 (${locked.headers.get('retry-after')})`);
+  expect(
+    locked.headers.get('content-type')?.startsWith('application/problem+json') &&
+      locked.body?.type === 'urn:latch:problem:locked',
+    `423 is not a problem+json "locked" answer: ${locked.headers.get('content-type')} ${JSON.stringify(locked.body)}`,
+  );
+  return { done, retryAfter };
 }
 
 /** Calls `probe` until it returns a truthy value; throws after `timeoutMs` with `what`. */

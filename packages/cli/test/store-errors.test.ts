@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type S3Server, startS3Server } from '@latch/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Backend, startDynamoBackend, startS3Backend } from './helpers/backends.js';
 import { runCli } from './helpers/cli-process.js';
@@ -25,36 +24,19 @@ function expectCliWords(line: string): void {
   }
 }
 
-/** An endpoint that answers every request as S3 does when it refuses the caller. */
-async function refusingS3(
-  code: string,
-  message: string,
-): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    res.writeHead(403, { 'content-type': 'application/xml' });
-    res.end(
-      `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><RequestId>1</RequestId></Error>`,
-    );
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 describe('store errors speak of the --store URL and the AWS environment (S3)', () => {
   let s3: Awaited<ReturnType<typeof startS3Backend>>;
+  /** An S3 that refuses the backend's access key (AccessDenied) and does not know any other. */
+  let refusing: S3Server;
   beforeAll(async () => {
     s3 = await startS3Backend();
+    refusing = await startS3Server({
+      bucket: 'ci-locks',
+      accessKeys: { [s3.env().AWS_ACCESS_KEY_ID ?? '']: 'deny' },
+    });
   });
   afterAll(async () => {
+    await refusing?.stop();
     await s3?.stop();
   });
 
@@ -88,38 +70,25 @@ describe('store errors speak of the --store URL and the AWS environment (S3)', (
   });
 
   test('credentials the service refuses: "credentials were rejected", without quoting the key', async () => {
-    const endpoint = await refusingS3(
-      'InvalidAccessKeyId',
-      'The AWS Access Key Id you provided does not exist in our records.',
+    const env = s3.env({ AWS_ENDPOINT_URL: refusing.endpoint, AWS_ACCESS_KEY_ID: 'AKIAEXAMPLEKEY123456' });
+    const result = await runCli(['status', '--store', 's3://ci-locks/pipelines', '--name', 'x'], env);
+    const line = oneLine(result);
+    expect(line).toBe(
+      "latch status: store error: the AWS credentials were rejected (InvalidAccessKeyId); check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN or AWS_PROFILE, and that this machine's clock is right",
     );
-    try {
-      const env = s3.env({ AWS_ENDPOINT_URL: endpoint.endpoint, AWS_ACCESS_KEY_ID: 'AKIAEXAMPLEKEY123456' });
-      const result = await runCli(['status', '--store', 's3://ci-locks/pipelines', '--name', 'x'], env);
-      const line = oneLine(result);
-      expect(line).toBe(
-        "latch status: store error: the AWS credentials were rejected (InvalidAccessKeyId); check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN or AWS_PROFILE, and that this machine's clock is right",
-      );
-      expect(line).not.toContain('AKIAEXAMPLEKEY123456');
-      expect(result.code).toBe(4);
-    } finally {
-      await endpoint.close();
-    }
+    expect(line).not.toContain('AKIAEXAMPLEKEY123456');
+    expect(result.code).toBe(4);
   });
 
   test('access denied names the bucket and the permissions the store needs', async () => {
-    const endpoint = await refusingS3('AccessDenied', 'Access Denied');
-    try {
-      const env = s3.env({ AWS_ENDPOINT_URL: endpoint.endpoint });
-      const result = await runCli(['status', '--store', 's3://ci-locks/pipelines', '--name', 'x'], env);
-      const line = oneLine(result);
-      expect(line).toBe(
-        'latch status: store error: access denied to bucket "ci-locks": the AWS credentials in use need s3:GetObject and s3:PutObject on ci-locks/pipelines/*, and s3:ListBucket on bucket ci-locks',
-      );
-      expectCliWords(line);
-      expect(result.code).toBe(4);
-    } finally {
-      await endpoint.close();
-    }
+    const env = s3.env({ AWS_ENDPOINT_URL: refusing.endpoint });
+    const result = await runCli(['status', '--store', 's3://ci-locks/pipelines', '--name', 'x'], env);
+    const line = oneLine(result);
+    expect(line).toBe(
+      'latch status: store error: access denied to bucket "ci-locks": the AWS credentials in use need s3:GetObject and s3:PutObject on ci-locks/pipelines/*, and s3:ListBucket on bucket ci-locks',
+    );
+    expectCliWords(line);
+    expect(result.code).toBe(4);
   });
 });
 

@@ -14,29 +14,6 @@ import {
   s3Store,
 } from '../src/index.js';
 
-/** A memory store that counts every request the client sends it. */
-function countingStore(): { store: LockStore; requests: () => number } {
-  const inner = memoryStore();
-  let requests = 0;
-  const counted = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => {
-    return (...args: A) => {
-      requests++;
-      return call(...args);
-    };
-  };
-  const store: LockStore = {
-    kind: inner.kind,
-    maxRecordBytes: inner.maxRecordBytes,
-    checkKey: (key) => inner.checkKey(key),
-    recordBytes: (record) => inner.recordBytes(record),
-    read: counted((key) => inner.read(key)),
-    write: counted((key, record, condition) => inner.write(key, record, condition)),
-    delete: counted((key, version) => inner.delete(key, version)),
-  };
-  if (inner.claim) store.claim = counted((key, request) => inner.claim!(key, request));
-  return { store, requests: () => requests };
-}
-
 /** An SDK client whose `send` counts calls and never answers: any request would show. */
 function countingSdkClient<C>(): { client: C; requests: () => number } {
   const send = vi.fn(() => new Promise<never>(() => undefined));
@@ -70,30 +47,30 @@ type Case = [what: string, setup: () => Promise<Setup>, message: string];
 async function withHeldLock(
   use: (lock: Lock, locks: LockClient, other: LockClient) => unknown,
 ): Promise<Setup> {
-  const counting = countingStore();
-  const locks = client(counting.store);
-  const other = client(counting.store);
+  const store = memoryStore();
+  const locks = client(store);
+  const other = client(store);
   const lock = await locks.acquire('reports/daily');
-  const before = counting.requests();
+  const before = store.requestCount;
   return {
     call: () => use(lock, locks, other),
-    requests: () => counting.requests() - before,
+    requests: () => store.requestCount - before,
     after: () => expect(lock.isHeld).toBe(true),
   };
 }
 
 function onClient(use: (locks: LockClient) => unknown): () => Promise<Setup> {
   return async () => {
-    const counting = countingStore();
-    const locks = client(counting.store);
-    return { call: () => use(locks), requests: counting.requests };
+    const store = memoryStore();
+    const locks = client(store);
+    return { call: () => use(locks), requests: () => store.requestCount };
   };
 }
 
 function onStore(use: (store: LockStore) => unknown): () => Promise<Setup> {
   return async () => {
-    const counting = countingStore();
-    return { call: () => use(counting.store), requests: counting.requests };
+    const store = memoryStore();
+    return { call: () => use(store), requests: () => store.requestCount };
   };
 }
 
@@ -205,8 +182,8 @@ describe('every entry point refuses a misspelled option, naming the closest one,
   });
 
   test('known options whose value is undefined are accepted', async () => {
-    const counting = countingStore();
-    const locks = new LockClient({ store: counting.store, leaseMs: undefined, clock: undefined, retry: {} });
+    const store = memoryStore();
+    const locks = new LockClient({ store, leaseMs: undefined, clock: undefined, retry: {} });
     clients.push(locks);
     const lock = await locks.acquire('reports/daily', { waitMs: undefined, signal: undefined });
     await lock.release();

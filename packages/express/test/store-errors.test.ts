@@ -4,7 +4,6 @@ import { type S3Server, startS3Server } from '@latch/testing';
 import express, { type Request } from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { type LockErrorHandlerOptions, lock, lockErrorHandler } from '../src/index.js';
-import { closedPort, type S3Gate, startS3Gate } from './helpers/s3-gate.js';
 import { type Served, serve } from './helpers/serve.js';
 
 // Credentials in the shape of real ones, so that a leak would be visible.
@@ -13,16 +12,16 @@ const ALLOWED_KEY = 'AKIAALLOWEDEXAMPLE01';
 const DENIED_KEY = 'AKIADENIEDEXAMPLE001';
 const UNKNOWN_KEY = 'AKIAUNKNOWNEXAMPLE01';
 
+// Nothing listens on port 1: connections to it are refused.
+const REFUSED_ENDPOINT = 'http://127.0.0.1:1';
+
 let s3: S3Server;
-let gate: S3Gate;
-let refusedEndpoint: string;
 const sdks: S3Client[] = [];
 const served: Served[] = [];
 
 beforeAll(async () => {
-  s3 = await startS3Server({ bucket: 'locks' });
-  gate = await startS3Gate(s3.endpoint, { [ALLOWED_KEY]: 'allow', [DENIED_KEY]: 'deny' });
-  refusedEndpoint = `http://127.0.0.1:${await closedPort()}`;
+  // Like S3 with IAM: DENIED_KEY is refused (AccessDenied), UNKNOWN_KEY unknown (InvalidAccessKeyId).
+  s3 = await startS3Server({ bucket: 'locks', accessKeys: { [ALLOWED_KEY]: 'allow', [DENIED_KEY]: 'deny' } });
 });
 afterEach(async () => {
   await Promise.all(served.splice(0).map((s) => s.close()));
@@ -32,7 +31,6 @@ afterEach(async () => {
   vi.useRealTimers();
 });
 afterAll(async () => {
-  await gate?.close();
   await s3?.stop();
 });
 
@@ -106,7 +104,7 @@ const scenarios: Scenario[] = [
   },
   {
     name: 'credentials IAM denies',
-    locks: () => locksOn({ endpoint: gate.endpoint, credentials: credentials(DENIED_KEY) }),
+    locks: () => locksOn({ endpoint: s3.endpoint, credentials: credentials(DENIED_KEY) }),
     ...MISCONFIGURED,
     reason: 'denied',
     logged:
@@ -114,7 +112,7 @@ const scenarios: Scenario[] = [
   },
   {
     name: 'an access key S3 does not know',
-    locks: () => locksOn({ endpoint: gate.endpoint, credentials: credentials(UNKNOWN_KEY) }),
+    locks: () => locksOn({ endpoint: s3.endpoint, credentials: credentials(UNKNOWN_KEY) }),
     ...MISCONFIGURED,
     reason: 'denied',
     logged:
@@ -122,7 +120,7 @@ const scenarios: Scenario[] = [
   },
   {
     name: 'an endpoint nothing listens on',
-    locks: () => locksOn({ endpoint: refusedEndpoint, credentials: credentials(ALLOWED_KEY) }),
+    locks: () => locksOn({ endpoint: REFUSED_ENDPOINT, credentials: credentials(ALLOWED_KEY) }),
     status: 503,
     type: 'urn:latch:problem:lock-store-unavailable',
     detail: 'The lock store could not be reached. Retry later.',
@@ -195,8 +193,8 @@ describe.each(scenarios)('with $name', (scenario) => {
   });
 });
 
-test('the credentials the gate denies are the cause: allowed ones reach S3 through it', async () => {
-  const url = await serveGuarded(locksOn({ endpoint: gate.endpoint, credentials: credentials(ALLOWED_KEY) }));
+test('the credentials S3 refuses are the cause: allowed ones reach the same S3', async () => {
+  const url = await serveGuarded(locksOn({ endpoint: s3.endpoint, credentials: credentials(ALLOWED_KEY) }));
   const response = await fetch(`${url}/items/a`);
   expect(response.status).toBe(200);
   expect(await response.json()).toEqual({ ran: true });
@@ -207,7 +205,7 @@ test('the default log says a repeated cause once per 10 s, then how many it left
   const errorLog = vi.spyOn(console, 'error').mockImplementation(() => undefined);
   const app = express();
   const missing = locksOn(s3.clientConfig(), 'no-such-bucket');
-  const refused = locksOn({ endpoint: refusedEndpoint, credentials: credentials(ALLOWED_KEY) });
+  const refused = locksOn({ endpoint: REFUSED_ENDPOINT, credentials: credentials(ALLOWED_KEY) });
   app.get('/missing/:id', lock({ client: missing, name: 'item', key: (req) => req.params.id }), (_q, r) => {
     r.end();
   });

@@ -6,7 +6,6 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { Locked, LockModule } from '../src/index.js';
-import { closedPort, type S3Gate, startS3Gate } from './helpers/s3-gate.js';
 
 // Credentials in the shape of real ones, so that a leak would be visible.
 const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
@@ -61,16 +60,16 @@ class CapturingLogger implements LoggerService {
   }
 }
 
+// Nothing listens on port 1: connections to it are refused.
+const REFUSED_ENDPOINT = 'http://127.0.0.1:1';
+
 let s3: S3Server;
-let gate: S3Gate;
-let refusedEndpoint: string;
 const sdks: S3Client[] = [];
 const apps: INestApplication[] = [];
 
 beforeAll(async () => {
-  s3 = await startS3Server({ bucket: 'locks' });
-  gate = await startS3Gate(s3.endpoint, { [ALLOWED_KEY]: 'allow', [DENIED_KEY]: 'deny' });
-  refusedEndpoint = `http://127.0.0.1:${await closedPort()}`;
+  // Like S3 with IAM: DENIED_KEY is refused (AccessDenied), UNKNOWN_KEY unknown (InvalidAccessKeyId).
+  s3 = await startS3Server({ bucket: 'locks', accessKeys: { [ALLOWED_KEY]: 'allow', [DENIED_KEY]: 'deny' } });
 });
 afterEach(async () => {
   await Promise.all(apps.splice(0).map((app) => app.close()));
@@ -78,7 +77,6 @@ afterEach(async () => {
   vi.unstubAllEnvs();
 });
 afterAll(async () => {
-  await gate?.close();
   await s3?.stop();
 });
 
@@ -163,21 +161,21 @@ const scenarios: Scenario[] = [
   },
   {
     name: 'credentials IAM denies',
-    locks: () => locksOn({ endpoint: gate.endpoint, credentials: credentials(DENIED_KEY) }),
+    locks: () => locksOn({ endpoint: s3.endpoint, credentials: credentials(DENIED_KEY) }),
     ...MISCONFIGURED,
     logged:
       /^lock store access denied \(reason denied, code LOCK_STORE_ACCESS_DENIED\): S3 \w+ for lock "item:a" failed: access denied to S3 bucket "locks"\. Grant s3:\w+/,
   },
   {
     name: 'an access key S3 does not know',
-    locks: () => locksOn({ endpoint: gate.endpoint, credentials: credentials(UNKNOWN_KEY) }),
+    locks: () => locksOn({ endpoint: s3.endpoint, credentials: credentials(UNKNOWN_KEY) }),
     ...MISCONFIGURED,
     logged:
       /^lock store access denied \(reason denied, code LOCK_STORE_ACCESS_DENIED\): S3 \w+ for lock "item:a" failed: the client's credentials were rejected \(InvalidAccessKeyId: /,
   },
   {
     name: 'an endpoint nothing listens on',
-    locks: () => locksOn({ endpoint: refusedEndpoint, credentials: credentials(ALLOWED_KEY) }),
+    locks: () => locksOn({ endpoint: REFUSED_ENDPOINT, credentials: credentials(ALLOWED_KEY) }),
     status: 503,
     type: 'urn:latch:problem:lock-store-unavailable',
     detail: 'The lock store could not be reached. Retry later.',
@@ -220,10 +218,10 @@ describe.each(scenarios)('with $name', (scenario) => {
   });
 });
 
-test('the credentials the gate denies are the cause: allowed ones reach S3 through it, and nothing is logged', async () => {
+test('the credentials S3 refuses are the cause: allowed ones reach the same S3, and nothing is logged', async () => {
   const logger = new CapturingLogger();
   const app = await startApp(
-    locksOn({ endpoint: gate.endpoint, credentials: credentials(ALLOWED_KEY) }),
+    locksOn({ endpoint: s3.endpoint, credentials: credentials(ALLOWED_KEY) }),
     logger,
   );
   const response = await request(app.getHttpServer()).get('/items/a');
@@ -250,7 +248,7 @@ test("a store set up wrong fails at once under onLocked: 'wait' too: nothing to 
 test("a store that cannot be reached answers 503 at once under onLocked: 'wait', not 423 after the wait", async () => {
   const logger = new CapturingLogger();
   const app = await startApp(
-    locksOn({ endpoint: refusedEndpoint, credentials: credentials(ALLOWED_KEY) }),
+    locksOn({ endpoint: REFUSED_ENDPOINT, credentials: credentials(ALLOWED_KEY) }),
     logger,
   );
   // The route waits up to 60 s, longer than this test may take: only failing fast answers.

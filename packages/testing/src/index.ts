@@ -15,6 +15,7 @@ export {
 export { type RedisServer, type RedisServerOptions, startRedis } from './redis.js';
 export {
   type ApplyLateOptions,
+  type S3AccessKeyVerdict,
   type S3ClientSettings,
   type S3FaultHandle,
   type S3FaultKind,

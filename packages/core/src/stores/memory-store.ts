@@ -16,6 +16,11 @@ const MEMORY_STORE_OPTION_KEYS = Object.keys(MEMORY_STORE_OPTIONS);
 export interface MemoryStore extends LockStore {
   /** Raw JSON documents by key, for tests that look at or tamper with what is stored. */
   readonly documents: Map<string, { version: string; text: string }>;
+  /**
+   * Requests sent to this store so far (each read, write and delete), for tests that count what
+   * an operation costs, or show that a refused call sent nothing.
+   */
+  readonly requestCount: number;
 }
 
 /**
@@ -28,6 +33,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const maxRecordBytes = checkMaxRecordBytes('memoryStore', options.maxRecordBytes ?? 256 * 1024);
   const documents = new Map<string, { version: string; text: string }>();
   let nextVersion = 1;
+  let requestCount = 0;
 
   const current = (key: string): VersionedRecord | null => {
     const doc = documents.get(key);
@@ -49,15 +55,20 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     kind: 'memory',
     maxRecordBytes,
     documents,
+    get requestCount() {
+      return requestCount;
+    },
     checkKey(key: string) {
       if (key.length > 4096)
         throw new LockConfigError('Lock key must be at most 4096 characters in the memory store.');
     },
     recordBytes: (record) => Buffer.byteLength(encodeRecord(record)),
     async read(key) {
+      requestCount++;
       return current(key);
     },
     async write(key, record, condition: WriteCondition) {
+      requestCount++;
       const doc = documents.get(key);
       if ('absent' in condition ? doc !== undefined : doc?.version !== condition.version) {
         return { ok: false };
@@ -65,6 +76,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return put(key, record);
     },
     async delete(key, version) {
+      requestCount++;
       if (documents.get(key)?.version !== version) return { ok: false };
       documents.delete(key);
       return { ok: true, version };

@@ -1,5 +1,8 @@
+import { describe, expect, it } from 'vitest';
+import { LockConfigError } from '../../src/errors.js';
+import { LockClient } from '../../src/lock-client.js';
 import { memoryStore } from '../../src/stores/memory-store.js';
-import { describeStoreContract } from './store-contract.js';
+import { describeStoreContract, freeRecord } from './store-contract.js';
 
 describeStoreContract(
   'memory',
@@ -15,3 +18,36 @@ describeStoreContract(
   },
   { claim: typeof memoryStore().claim === 'function' },
 );
+
+describe('memoryStore().requestCount', () => {
+  it('counts every read, write and delete sent to the store, and nothing else', async () => {
+    const store = memoryStore();
+    expect(store.requestCount).toBe(0);
+    store.checkKey('a');
+    store.recordBytes(freeRecord(1));
+    expect(store.requestCount).toBe(0);
+
+    const written = await store.write('a', freeRecord(1), { absent: true });
+    await store.write('a', freeRecord(2), { absent: true }); // refused: still a request
+    await store.read('a');
+    if (!written.ok) throw new Error('the first write must succeed');
+    await store.delete('a', written.version);
+    expect(store.requestCount).toBe(4);
+  });
+
+  it('counts what a client costs, and shows a refused call sent nothing', async () => {
+    const store = memoryStore();
+    const locks = new LockClient({ store });
+    await expect(locks.tryAcquire('report', { waitMS: 5 } as never)).rejects.toThrow(LockConfigError);
+    expect(store.requestCount).toBe(0);
+
+    // As on S3: a new key costs one write to acquire and one to release.
+    const lock = await locks.acquire('report');
+    expect(store.requestCount).toBe(1);
+    await lock.release();
+    expect(store.requestCount).toBe(2);
+    await locks.inspect('report');
+    expect(store.requestCount).toBe(3);
+    await locks.close();
+  });
+});

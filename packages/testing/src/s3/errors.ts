@@ -6,6 +6,7 @@ import { xmlDocument, xmlElement } from './xml.js';
  * so the codes must be spelled exactly as S3 spells them.
  */
 const CATALOG = {
+  AccessDenied: [403, 'Access Denied'],
   BadDigest: [400, 'The checksum you specified did not match the calculated checksum.'],
   BucketAlreadyOwnedByYou: [
     409,
@@ -23,6 +24,7 @@ const CATALOG = {
   ],
   IncompleteBody: [400, 'The request body ended before the announced number of bytes was received.'],
   InternalError: [500, 'We encountered an internal error. Please try again.'],
+  InvalidAccessKeyId: [403, 'The AWS Access Key Id you provided does not exist in our records.'],
   InvalidArgument: [400, 'Invalid Argument'],
   InvalidBucketName: [400, 'The specified bucket is not valid.'],
   InvalidDigest: [400, 'The Content-MD5 you specified was invalid.'],

@@ -5,6 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { listen } from '../listen.js';
 import { checkOptionKeys } from '../option-keys.js';
 import { resetSocket } from '../reset-socket.js';
+import { accessKeyTable, CLIENT_CONFIG_ACCESS_KEY, refusal, type S3AccessKeyVerdict } from './access.js';
 import { ClientGoneError, readRawBody } from './body.js';
 import {
   createBucket,
@@ -22,6 +23,7 @@ import { type FaultPlan, type S3FaultKind, S3Faults } from './faults.js';
 import { deleteObject, deleteObjects, getObject, headObject, putObject } from './object-handlers.js';
 import { type Route, routeRequest, type S3Operation } from './routes.js';
 
+export type { S3AccessKeyVerdict } from './access.js';
 export type { ApplyLateOptions, S3FaultHandle, S3FaultKind, S3FaultMatcher } from './faults.js';
 export type { S3Operation } from './routes.js';
 export { S3Faults };
@@ -43,6 +45,13 @@ export interface S3ServerOptions {
   region?: string;
   /** Largest object body accepted; bigger uploads get 400 EntityTooLarge. Default 50 MiB. */
   maxObjectSize?: number;
+  /**
+   * Answer by access key, as S3 does, instead of accepting any credentials: requests signed with a
+   * key marked 'allow' are served; 'deny' gets 403 AccessDenied, as does an unsigned request; a key
+   * not listed gets 403 InvalidAccessKeyId. The key `clientConfig()` hands out is allowed unless
+   * listed as 'deny'. Signatures are still not checked. Default: every key is accepted.
+   */
+  accessKeys?: Readonly<Record<string, S3AccessKeyVerdict>>;
 }
 
 const S3_SERVER_OPTIONS: Record<keyof S3ServerOptions, true> = {
@@ -52,6 +61,7 @@ const S3_SERVER_OPTIONS: Record<keyof S3ServerOptions, true> = {
   conditionalWrites: true,
   region: true,
   maxObjectSize: true,
+  accessKeys: true,
 };
 const S3_SERVER_OPTION_KEYS = Object.keys(S3_SERVER_OPTIONS);
 
@@ -115,7 +125,8 @@ const HANDLERS: Record<Exclude<S3Operation, 'Unsupported'>, Handler> = {
 
 /**
  * Starts an in-memory, S3-compatible HTTP server for tests: path-style requests, conditional writes
- * with S3's status codes, and fault injection. Any credentials are accepted; signatures are not checked.
+ * with S3's status codes, and fault injection. Any credentials are accepted unless `accessKeys` says
+ * otherwise; signatures are not checked.
  */
 export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Server> {
   checkOptionKeys('startS3Server()', options, S3_SERVER_OPTION_KEYS);
@@ -126,6 +137,7 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
     conditionalWrites: options.conditionalWrites ?? true,
     maxObjectSize: options.maxObjectSize ?? 50 * 1024 * 1024,
   };
+  const accessKeys = accessKeyTable(options.accessKeys);
   const store = new BucketStore();
   if (options.bucket !== undefined) {
     if (!isValidBucketName(options.bucket)) throw new Error(`invalid S3 bucket name: ${options.bucket}`);
@@ -136,7 +148,8 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   const stopping = new AbortController();
 
   const server = createServer((req, res) => {
-    handleRequest({ store, config, faults, requestLog, signal: stopping.signal }, req, res).catch(() => {
+    const state = { store, config, accessKeys, faults, requestLog, signal: stopping.signal };
+    handleRequest(state, req, res).catch(() => {
       // handleRequest answers every failure itself; this only guards against a rejection escaping.
       req.socket.destroy();
     });
@@ -172,7 +185,7 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
       endpoint,
       region,
       forcePathStyle: true,
-      credentials: { accessKeyId: 'latch-testing', secretAccessKey: 'latch-testing' },
+      credentials: { accessKeyId: CLIENT_CONFIG_ACCESS_KEY, secretAccessKey: 'latch-testing' },
     }),
     stop,
     [Symbol.asyncDispose]: stop,
@@ -182,6 +195,8 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
 interface ServerState {
   store: BucketStore;
   config: HandlerConfig;
+  /** Verdicts by access key id; undefined when every key is accepted. */
+  accessKeys: ReadonlyMap<string, S3AccessKeyVerdict> | undefined;
   faults: S3Faults;
   requestLog: S3RequestLogEntry[];
   signal: AbortSignal;
@@ -199,6 +214,13 @@ async function handleRequest(state: ServerState, req: IncomingMessage, res: Serv
   const log = (status: number, fault?: Exclude<S3FaultKind, 'latency'>) => {
     state.requestLog.push({ op: route.op, method, ...where, status, ...(fault ? { fault } : {}) });
   };
+
+  // Checked first, as S3 does: a refused request reaches no bucket and uses up no fault.
+  const refused = state.accessKeys && refusal(state.accessKeys, req.headers, route.query);
+  if (refused) {
+    log(send(res, errorResponse(refused, method, requestId), requestId, method));
+    return;
+  }
 
   let plan: FaultPlan = { delayBeforeMs: 0, delayAfterMs: 0 };
   let response: S3Response;
