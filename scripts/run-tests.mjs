@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Runs every package's test suite through turbo, prints one closing line that sums the vitest
 // results of all packages ("Tests: N passed, N failed"), then fails the run if any process the
-// suites started is still running. Then it packs the published packages and runs the small
-// apps that install them as a user would (scripts/packed-apps), on every Node line here.
+// suites started is still running. The packed-package apps are their own step
+// (`pnpm test:packed`, scripts/packed-apps), so that each run stays under 15 minutes here.
 //
-//   pnpm test               the suites on this machine's Node, then the packed apps
-//   pnpm test --node 24     the suites on Node 24 (installed by setup), no packed apps
+//   pnpm test               the suites on this machine's Node
+//   pnpm test --node 24     the suites on Node 24 (installed by setup)
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -73,14 +73,4 @@ if (leaked.length > 0) {
   console.log('Leaked processes: none');
 }
 
-// The packed packages in small apps, on every Node line here (once per machine run, so not
-// again for --node). --teeth then breaks installed copies on purpose and expects red.
-if (nodeLine === undefined) {
-  const packed = spawnSync(process.execPath, [join(root, 'scripts/packed-apps/run.mjs'), '--teeth'], {
-    cwd: root,
-    stdio: 'inherit',
-    env: { TURBO_TELEMETRY_DISABLED: '1', ...process.env },
-  });
-  code = code || (packed.status ?? 1);
-}
 process.exit(code);

@@ -24,7 +24,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { availableNodeLines } from '../node-lines.mjs';
+import { availableNodeLines, EXTRA_NODE_LINES } from '../node-lines.mjs';
 import { bullmqApp } from './bullmq/check.mjs';
 import { cliApp } from './cli/check.mjs';
 import { dynamoTypes } from './dynamo-types/check.mjs';
@@ -110,6 +110,14 @@ await finish(failed === 0 ? 0 : 1);
 
 async function main() {
   console.log(`packed-apps: working in ${work}; Node lines ${lines.map((l) => l.major).join(', ')}`);
+  // In CI every line setup installs must be here: a run on fewer lines must not pass quietly.
+  if (process.env.CI) {
+    for (const { major } of EXTRA_NODE_LINES) {
+      if (!lines.some((line) => line.major === major)) {
+        report(`node ${major}`, false, 'not installed (scripts/setup.sh installs it); CI runs every line');
+      }
+    }
+  }
   if (!flags['skip-build'] && !(await phase('build', () => check('build', build)))) return;
 
   // Pack, then check each tarball while the apps install from them.

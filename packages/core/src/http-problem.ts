@@ -5,7 +5,7 @@ import {
   type LockStoreErrorReason,
   LockTimeoutError,
 } from './errors.js';
-import { redactSecrets } from './redact-secrets.js';
+import { redactCredentials } from './redact-secrets.js';
 
 /** An RFC 9457 problem details body. */
 export interface ProblemDetails {
@@ -146,7 +146,7 @@ const SUMMARY: Record<LockStoreErrorReason, string> = {
  */
 export function lockStoreLogEntry(error: LockStoreError): LockStoreLogEntry {
   const answer = storeAnswer(error);
-  const text = redactSecrets(error.message.replace(/\s+/g, ' ').trim());
+  const text = redactCredentials(error.message.replace(/\s+/g, ' ').trim());
   return {
     level: answer.status === 500 ? 'error' : 'warn',
     message: `${SUMMARY[error.reason] ?? SUMMARY.unknown} (reason ${error.reason}, code ${error.code}): ${text}`,

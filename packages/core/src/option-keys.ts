@@ -5,7 +5,7 @@ import { LockConfigError } from './errors.js';
  * as `waitMS` would otherwise be ignored and leave its default (for `waitMs`, waiting for
  * ever). `where` names the entry point, e.g. "acquire()". Only the names are checked: a known
  * key whose value is undefined is fine, an unknown one is refused whatever its value. Values
- * that are not objects are left to the caller's own shape check. `hints` replaces the
+ * that are not plain objects are left to the caller's own checks. `hints` replaces the
  * suggestion for keys that are known mistakes, e.g. `{ waitMs: 'tryAcquire() never waits' }`.
  */
 export function checkOptionKeys(
@@ -15,8 +15,14 @@ export function checkOptionKeys(
   hints: Readonly<Record<string, string>> = {},
 ): void {
   if (typeof options !== 'object' || options === null) return;
+  // A class instance (e.g. a campaign's callbacks written as a class with fields of its own)
+  // is the user's object, not an options literal: only plain objects are checked.
+  const proto = Object.getPrototypeOf(options);
+  if (proto !== Object.prototype && proto !== null) return;
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
+    // An acquire-only key left undefined (an AcquireOptions object passed to tryAcquire) asks for nothing.
+    if (Object.hasOwn(hints, key) && (options as Record<string, unknown>)[key] === undefined) continue;
     const closest = closestKey(key, known);
     const hint = Object.hasOwn(hints, key)
       ? hints[key]

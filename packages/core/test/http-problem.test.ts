@@ -124,3 +124,18 @@ test('a LockStoreError without a reason is of unknown kind, not a configuration 
   expect(error.reason).toBe('unknown');
   expect(error.isConfigurationError).toBe(false);
 });
+
+test('lockStoreLogEntry keeps a long lock key the operator needs, and still hides credentials in URLs and headers', () => {
+  const key = `deploy/${'0123456789abcdef'.repeat(3)}`;
+  const { message } = lockStoreLogEntry(
+    storeError(
+      'unavailable',
+      true,
+      `S3 PutObject for lock "${key}" could not connect to http://admin:hunter2@s3.local:9000 (x-amz-security-token: FwoGZXIvYXdzEXAMPLE)`,
+    ),
+  );
+  expect(message).toContain(`lock "${key}"`);
+  expect(message).toContain('http://[redacted]@s3.local:9000');
+  expect(message).not.toContain('hunter2');
+  expect(message).not.toContain('FwoGZXIvYXdzEXAMPLE');
+});

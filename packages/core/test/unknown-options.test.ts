@@ -2,6 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import {
+  type AcquireOptions,
   checkOptionKeys,
   dynamoStore,
   ensureLockTable,
@@ -249,4 +250,26 @@ describe('checkOptionKeys', () => {
     expect(check(null)).not.toThrow();
     expect(check(5)).not.toThrow();
   });
+
+  test("a class instance is the caller's own object, not an options literal", () => {
+    class Leader {
+      constructor(readonly db: string) {}
+      onElected(): void {}
+    }
+    expect(check(new Leader('db'))).not.toThrow();
+    expect(check(Object.assign(Object.create(null), { waitMS: 1 }))).toThrow(/unknown option waitMS/);
+  });
+
+  test('a hinted key left undefined asks for nothing and passes', () => {
+    expect(check({ table: undefined }, { table: 'a table goes to the store' })).not.toThrow();
+  });
+});
+
+test('tryAcquire takes an AcquireOptions object whose acquire-only keys are undefined', async () => {
+  const locks = new LockClient({ store: memoryStore() });
+  const options: AcquireOptions = { waitMs: undefined, signal: undefined, context: 'nightly' };
+  const lock = await locks.tryAcquire('reports/daily', options);
+  expect(lock?.fencingToken).toBeGreaterThan(0);
+  await lock?.release();
+  await locks.close();
 });

@@ -32,6 +32,8 @@ export interface LockErrorHandlerOptions {
 }
 
 /** How long the default hook stays quiet about a cause it has just logged. */
+/** Distinct causes remembered for the repeat window; the oldest are forgotten first. */
+const MAX_CAUSES = 100;
 const REPEAT_WINDOW_MS = 10_000;
 
 /**
@@ -94,8 +96,11 @@ function consoleStoreErrorLog(): StoreErrorHook {
       seen.skipped++;
       return;
     }
-    if (recent.size >= 100) {
-      for (const [key, entry] of recent) if (now - entry.loggedAt >= REPEAT_WINDOW_MS) recent.delete(key);
+    recent.delete(cause);
+    // Oldest first (insertion order): a bounded map, whatever the store answers.
+    for (const [key, entry] of recent) {
+      if (recent.size < MAX_CAUSES && now - entry.loggedAt < REPEAT_WINDOW_MS) break;
+      recent.delete(key);
     }
     recent.set(cause, { loggedAt: now, skipped: 0 });
     const status = lockErrorToHttp(error)?.status ?? 500;
@@ -107,9 +112,15 @@ function consoleStoreErrorLog(): StoreErrorHook {
   };
 }
 
-/** What makes two store failures "the same": their kind and the store's own error, not the lock key. */
+/**
+ * What makes two store failures "the same": their kind and the name of the error at the root
+ * of the cause chain (ECONNREFUSED, NoSuchBucket, …), not messages, which name the lock key.
+ */
 function causeOf(error: LockStoreError): string {
-  const cause = error.cause;
-  const text = cause instanceof Error ? `${cause.name}: ${cause.message}` : error.message;
-  return `${error.reason}|${error.code}|${text}`;
+  let root: unknown = error;
+  for (let depth = 0; depth < 10 && root instanceof Error && root.cause !== undefined; depth++) {
+    root = root.cause;
+  }
+  const rootName = root instanceof Error ? `${root.name}:${(root as { code?: unknown }).code ?? ''}` : '';
+  return `${error.reason}|${error.code}|${rootName}`;
 }

@@ -231,6 +231,35 @@ test('the default log says a repeated cause once per 10 s, then how many it left
   );
 });
 
+test('the default log takes failures of many keys with one root cause for one cause', async () => {
+  const errorLog = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+  const app = express();
+  // What a brownout looks like: writes of unknown outcome, each message naming its own key.
+  app.get('/write/:id', (req) => {
+    const key = `item:${req.params.id}`;
+    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    const storeError = new LockStoreError(`S3 PutObject for lock "${key}" lost its connection`, {
+      cause: reset,
+      retryable: true,
+      maybeApplied: true,
+      reason: 'unavailable',
+    });
+    throw new LockStoreError(`a write to lock "${key}" has an unknown outcome`, {
+      cause: storeError,
+      retryable: true,
+      maybeApplied: true,
+      reason: 'unavailable',
+    });
+  });
+  app.use(lockErrorHandler());
+  const server = await serve(app);
+  served.push(server);
+  for (const id of ['a', 'b', 'c']) expect((await fetch(`${server.url}/write/${id}`)).status).toBe(503);
+  expect(errorLog.mock.calls.map((call) => String(call[0]))).toEqual([
+    expect.stringMatching(/^\[latch\] GET \/write\/a answered 503: lock store unavailable/),
+  ]);
+});
+
 test('lockErrorHandler checks its options when it is created', () => {
   expect(() => lockErrorHandler({ onStoreEror: () => undefined } as never)).toThrow(LockConfigError);
   expect(() => lockErrorHandler({ onStoreEror: () => undefined } as never)).toThrow(

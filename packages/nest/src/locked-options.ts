@@ -19,6 +19,12 @@ export interface LockedDefaults {
   leaseMs?: number;
   /** Keep the lock at least this long after acquiring, even when the method returns sooner. */
   lockAtLeastMs?: number;
+  /**
+   * When the first try fails because the store does, fail the call with that error at once
+   * instead of retrying while waiting (default true: a route answers 503 or 500 and the filter
+   * logs it). Set false for jobs that should ride out a short outage within `waitMs`.
+   */
+  failFastOnStoreError?: boolean;
 }
 
 /** Options of `@Locked(key, options)`. */
@@ -36,6 +42,7 @@ const DEFAULT_OPTIONS: Record<keyof LockedDefaults, true> = {
   waitMs: true,
   leaseMs: true,
   lockAtLeastMs: true,
+  failFastOnStoreError: true,
 };
 const LOCKED_OPTIONS: Record<keyof LockedOptions, true> = { ...DEFAULT_OPTIONS, client: true, context: true };
 const DEFAULT_KEYS = Object.keys(DEFAULT_OPTIONS);
@@ -101,6 +108,11 @@ function checkDefaults(options: LockedDefaults, label: string): void {
       `${label}: leaseMs must be a number of milliseconds > 0 (or Infinity for a lock that never expires), got ${describeValue(options.leaseMs)}.`,
     );
   }
+  if (options.failFastOnStoreError !== undefined && typeof options.failFastOnStoreError !== 'boolean') {
+    throw new LockConfigError(
+      `${label}: failFastOnStoreError must be true or false, got ${describeValue(options.failFastOnStoreError)}.`,
+    );
+  }
   if (options.lockAtLeastMs !== undefined && !isDuration(options.lockAtLeastMs, false)) {
     throw new LockConfigError(
       `${label}: lockAtLeastMs must be a finite number of milliseconds > 0, got ${describeValue(options.lockAtLeastMs)}.`,
@@ -119,6 +131,7 @@ export interface ResolvedLockedOptions {
   waitMs: number | undefined;
   leaseMs: number | undefined;
   lockAtLeastMs: number | undefined;
+  failFastOnStoreError: boolean;
 }
 
 export function resolveLockedOptions(own: LockedOptions, defaults: LockedDefaults): ResolvedLockedOptions {
@@ -129,5 +142,6 @@ export function resolveLockedOptions(own: LockedOptions, defaults: LockedDefault
     waitMs: onLocked === 'wait' ? (own.waitMs ?? defaults.waitMs) : 0,
     leaseMs: own.leaseMs ?? defaults.leaseMs,
     lockAtLeastMs: own.lockAtLeastMs ?? defaults.lockAtLeastMs,
+    failFastOnStoreError: own.failFastOnStoreError ?? defaults.failFastOnStoreError ?? true,
   };
 }

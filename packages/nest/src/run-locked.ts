@@ -18,9 +18,12 @@ export async function runLocked(
   const { service, defaults } = lockRegistryOf(instance, spec.where).get(spec.client);
   const key = spec.keyOf(args);
   const options = resolveLockedOptions(spec.options, defaults);
-  // A store that fails the first try answers at once (a 503 or 500 the filter logs), rather
-  // than being retried for the whole wait and then reported as "locked".
-  const acquire: AcquireOptions = { context: spec.options.context ?? spec.where, failFastOnStoreError: true };
+  // By default a store that fails the first try answers at once (a 503 or 500 the filter
+  // logs), rather than being retried for the whole wait and then reported as "locked".
+  const acquire: AcquireOptions = {
+    context: spec.options.context ?? spec.where,
+    failFastOnStoreError: options.failFastOnStoreError,
+  };
   if (options.waitMs !== undefined) acquire.waitMs = options.waitMs;
   if (options.leaseMs !== undefined) acquire.leaseMs = options.leaseMs;
   if (options.lockAtLeastMs !== undefined) acquire.lockAtLeastMs = options.lockAtLeastMs;

@@ -26,6 +26,12 @@ class ItemController {
   getPatiently(@Param('id') id: string): { id: string } {
     return { id };
   }
+
+  @Locked('item:{0}', { onLocked: 'wait', waitMs: 1_500, failFastOnStoreError: false })
+  @Get(':id/through-outages')
+  getThroughOutages(@Param('id') id: string): { id: string } {
+    return { id };
+  }
 }
 
 /** Everything the application logs, by level and context. */
@@ -261,4 +267,15 @@ test("a store that cannot be reached answers 503 at once under onLocked: 'wait',
       message: expect.stringMatching(/^GET \/items\/a\/patiently answered 503: lock store unavailable/),
     },
   ]);
+});
+
+test('failFastOnStoreError: false retries an outage for the whole wait, then answers 423 as for a held lock', async () => {
+  const logger = new CapturingLogger();
+  const app = await startApp(
+    locksOn({ endpoint: REFUSED_ENDPOINT, credentials: credentials(ALLOWED_KEY) }),
+    logger,
+  );
+  const response = await request(app.getHttpServer()).get('/items/a/through-outages');
+  expect(response.status).toBe(423);
+  expect(logger.latch()).toEqual([]);
 });

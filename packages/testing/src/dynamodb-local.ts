@@ -2,7 +2,6 @@ import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startBackendProcess } from './backend-process.js';
 import { callDynamoDB } from './dynamodb-http.js';
 import { checkOptionKeys } from './option-keys.js';
@@ -258,16 +257,34 @@ export interface CreateLockTableOptions {
 }
 
 /**
+ * A `DynamoDBClient`, written without naming the SDK package so that these declarations compile
+ * for a user who installed only what the S3 server needs.
+ */
+export interface DynamoDBClientLike {
+  send(command: never, options?: never): Promise<unknown>;
+}
+
+const CREATE_LOCK_TABLE_OPTIONS: Record<keyof CreateLockTableOptions, true> = {
+  partitionKey: true,
+  sortKey: true,
+  timeoutMs: true,
+};
+const CREATE_LOCK_TABLE_OPTION_KEYS = Object.keys(CREATE_LOCK_TABLE_OPTIONS);
+
+/**
  * Creates an on-demand (PAY_PER_REQUEST) table with a string partition key and optional string
  * sort key, and waits until it is ACTIVE. Does nothing if the table already exists.
  * Needs `@aws-sdk/client-dynamodb` (an optional peer dependency) — you already have it if you
  * have a client to pass.
  */
 export async function createLockTable(
-  client: DynamoDBClient,
+  client: DynamoDBClientLike,
   table: string,
   options: CreateLockTableOptions = {},
 ): Promise<void> {
+  checkOptionKeys('createLockTable()', options, CREATE_LOCK_TABLE_OPTION_KEYS);
+  // The SDK's own type inside; the parameter's names no SDK package.
+  const dynamo = client as unknown as import('@aws-sdk/client-dynamodb').DynamoDBClient;
   // Loaded lazily so importing @latch/testing does not require the AWS SDK.
   const { CreateTableCommand, DescribeTableCommand } = await import('@aws-sdk/client-dynamodb');
   const partitionKey = options.partitionKey ?? 'pk';
@@ -276,7 +293,7 @@ export async function createLockTable(
     ...(options.sortKey ? [{ AttributeName: options.sortKey, KeyType: 'RANGE' as const }] : []),
   ];
   try {
-    await client.send(
+    await dynamo.send(
       new CreateTableCommand({
         TableName: table,
         BillingMode: 'PAY_PER_REQUEST',
@@ -292,7 +309,7 @@ export async function createLockTable(
   }
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   while (true) {
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
+    const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: table }));
     if (Table?.TableStatus === 'ACTIVE') return;
     if (Date.now() >= deadline) {
       throw new Error(

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { startDynamoDBLocal } from '../src/dynamodb-local.js';
+import { createLockTable, startDynamoDBLocal } from '../src/dynamodb-local.js';
 import { faultProxy } from '../src/fault-proxy.js';
 import { startRedis } from '../src/redis.js';
 import { startS3Server } from '../src/s3/server.js';
@@ -27,6 +27,15 @@ describe('the launchers refuse a misspelled option, naming the closest one, befo
       // A java that does not exist: had the option been accepted, starting would fail differently.
       () => startDynamoDBLocal({ javaPath: '/nonexistent/java', jarDIR: '/nonexistent' } as never),
       'startDynamoDBLocal(): unknown option jarDIR; did you mean jarDir?',
+    ],
+    [
+      'createLockTable()',
+      // A client that would answer nothing: had the option been accepted, the call would hang.
+      () =>
+        createLockTable({ send: () => new Promise(() => undefined) } as never, 'locks', {
+          partitonKey: 'id',
+        } as never),
+      'createLockTable(): unknown option partitonKey; did you mean partitionKey?',
     ],
     [
       'faultProxy()',
