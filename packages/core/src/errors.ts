@@ -1,3 +1,6 @@
+/** Where an error keeps the names of its Latch classes; shared by every copy of this package. */
+const LATCH_CLASSES = Symbol.for('@latch/core:error-classes');
+
 /**
  * Every error Latch throws is one of these classes, so callers can branch on `instanceof`
  * (or on `code`, which survives serialisation across processes).
@@ -9,6 +12,24 @@ export class LockError extends Error {
     super(message, options);
     this.code = code;
     this.name = new.target.name;
+    const classes: string[] = [];
+    for (let c: unknown = new.target; typeof c === 'function' && c !== Error; c = Object.getPrototypeOf(c)) {
+      classes.push(c.name);
+    }
+    Object.defineProperty(this, LATCH_CLASSES, { value: classes });
+  }
+
+  /**
+   * `instanceof` also knows an error made by another copy of @latch/core in the same process,
+   * such as the CommonJS build beside the ES module one, by its class names.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // `this` is the class instanceof asks about (LockError or a subclass), as in the default.
+    // biome-ignore lint/complexity/noThisInStatic: the subclass asked about, not LockError
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    const classes = (value as Record<symbol, unknown> | null | undefined)?.[LATCH_CLASSES];
+    // biome-ignore lint/complexity/noThisInStatic: the subclass asked about, not LockError
+    return Array.isArray(classes) && classes.includes(this.name);
   }
 }
 
