@@ -10,6 +10,9 @@ const THROTTLE_EVERY_MS = 1000;
 const THROTTLE_FOR_MS = 250;
 // How often an armed fault is looked at, to see whether it met a request yet.
 const WATCH_EVERY_MS = 10;
+// A fault that met nothing in this many rounds gives way to the next kind and gets its turn again
+// on the next pass, so one kind waiting for traffic it may never see cannot starve the others.
+const ROUNDS_BEFORE_GIVING_WAY = 5;
 // A request applied late lands this long after its connection was cut: after the SDK's own
 // retries gave up and the client re-read the record (a few hundred ms), well inside a 2 s lease.
 const APPLY_LATE_MS = 1000;
@@ -69,7 +72,7 @@ function rotation(arms: ReadonlyArray<() => ArmedFault>): NetworkFaultInjector {
     number
   >;
   const done: ArmedFault[] = [];
-  let current: { fault: ArmedFault; hitAt?: number } | undefined;
+  let current: { fault: ArmedFault; hitAt?: number; idleRounds: number } | undefined;
   let next = 0;
   let watcher: NodeJS.Timeout | undefined;
   const finish = () => {
@@ -88,11 +91,12 @@ function rotation(arms: ReadonlyArray<() => ArmedFault>): NetworkFaultInjector {
     NETWORK_FAULT_EVERY_MS,
     () => {
       watch();
+      if (current && current.hitAt === undefined && ++current.idleRounds >= ROUNDS_BEFORE_GIVING_WAY) finish();
       if (current) {
         if (current.hitAt === undefined) current.fault.retry?.();
         return;
       }
-      current = { fault: arms[next++ % arms.length]!() };
+      current = { fault: arms[next++ % arms.length]!(), idleRounds: 0 };
       watch();
     },
     () => {
@@ -177,21 +181,25 @@ export function dynamoNetworkFaults(proxy: FaultProxy): NetworkFaultInjector {
   /** A fault of the proxy, counted by its hit counter from the moment it is armed. */
   const proxyFault = (
     kind: NetworkFaultKind,
-    counter: keyof FaultProxyHits,
+    counters: keyof FaultProxyHits | ReadonlyArray<keyof FaultProxyHits>,
     arm: () => void,
     disarm: () => void,
     extra: Pick<ArmedFault, 'retry' | 'windowMs'> = {},
   ): ArmedFault => {
-    const before = proxy.stats.hits[counter];
+    const read = () => {
+      const hits = proxy.stats.hits;
+      return (typeof counters === 'string' ? [counters] : counters).reduce((sum, c) => sum + hits[c], 0);
+    };
+    const before = read();
     arm();
     let after: number | undefined;
-    const hits = () => (after ?? proxy.stats.hits[counter]) - before;
+    const hits = () => (after ?? read()) - before;
     return {
       kind,
       hits,
       disarm: () => {
         disarm();
-        after = proxy.stats.hits[counter];
+        after = read();
       },
       ...extra,
     };
@@ -221,12 +229,16 @@ export function dynamoNetworkFaults(proxy: FaultProxy): NetworkFaultInjector {
         () => proxy.dropResponses(true),
         () => proxy.dropResponses(false),
       ),
+    // The next new connection, reset on its first bytes. Kept-alive connections may never be
+    // replaced on their own, so a round that met none resets the open ones (counted too) to make
+    // the clients reconnect into it.
     () =>
       proxyFault(
         'reset',
-        'resetNext',
+        ['resetNext', 'reset'],
         () => proxy.resetNext(1),
         () => proxy.resetNext(0),
+        { retry: () => proxy.reset() },
       ),
     () =>
       proxyFault(
