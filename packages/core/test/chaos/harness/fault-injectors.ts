@@ -91,7 +91,8 @@ function rotation(arms: ReadonlyArray<() => ArmedFault>): NetworkFaultInjector {
     NETWORK_FAULT_EVERY_MS,
     () => {
       watch();
-      if (current && current.hitAt === undefined && ++current.idleRounds >= ROUNDS_BEFORE_GIVING_WAY) finish();
+      if (current && current.hitAt === undefined && ++current.idleRounds >= ROUNDS_BEFORE_GIVING_WAY)
+        finish();
       if (current) {
         if (current.hitAt === undefined) current.fault.retry?.();
         return;
