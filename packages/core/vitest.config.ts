@@ -6,6 +6,14 @@ export default mergeConfig(
   sharedTestConfig,
   defineConfig({
     // The examples import the package by name, as users do.
-    resolve: { alias: { '@latch/core': fileURLToPath(new URL('./src/index.ts', import.meta.url)) } },
+    resolve: {
+      alias: [
+        {
+          find: /^@latch\/core\/(store|http)$/,
+          replacement: fileURLToPath(new URL('./src/$1.ts', import.meta.url)),
+        },
+        { find: /^@latch\/core$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+      ],
+    },
   }),
 );

@@ -1,6 +1,6 @@
-import type { LockRecord, VersionedRecord } from '../src/record.js';
-import { decodeRecord, encodeRecord } from '../src/record-codec.js';
-import type { ClaimOutcome, ClaimRequest, WriteCondition, WriteOutcome } from '../src/store.js';
+import type { LockRecord, VersionedRecord } from '../src/contract/lock-record.js';
+import type { ClaimOutcome, ClaimRequest, WriteCondition, WriteOutcome } from '../src/contract/lock-store.js';
+import { decodeRecord, encodeRecord } from '../src/contract/record-codec.js';
 
 /**
  * 's3': conditional writes only; a failed condition says nothing about the stored record.

@@ -1,6 +1,6 @@
-import { LockError, LockLostError, LockStoreError } from '../src/errors.js';
-import type { Lock } from '../src/lock.js';
-import type { LockRecord } from '../src/record.js';
+import type { Lock } from '../src/client/lock.js';
+import type { LockRecord } from '../src/contract/lock-record.js';
+import { LockError, LockLostError, LockStoreError } from '../src/shared/errors.js';
 import type { AppliedWrite } from './backend.js';
 import { FencedResource } from './fenced-resource.js';
 import type { SimProcess } from './sim-scheduler.js';

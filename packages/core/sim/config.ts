@@ -1,4 +1,4 @@
-import type { RetryOptions } from '../src/retry.js';
+import type { RetryOptions } from '../src/shared/retry.js';
 import type { StoreFlavor } from './backend.js';
 import { Rng } from './rng.js';
 import type { FaultRates } from './sim-network-store.js';

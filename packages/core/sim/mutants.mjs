@@ -33,13 +33,13 @@ const root = join(core, '..', '..');
 const MUTANTS = [
   {
     name: 'hand-over keeps the token',
-    file: 'src/lease-protocol.ts',
+    file: 'src/engine/cas/lease-protocol.ts',
     search: 'token: Math.max(base.token, this.known.tokenFloor(lease.key)) + 1,',
     replace: 'token: base.token,',
   },
   {
     name: 'release without the version check',
-    file: 'src/lease-protocol.ts',
+    file: 'src/engine/cas/lease-protocol.ts',
     search:
       'async release(lease: LeaseState, data?: { value: unknown }, signal?: AbortSignal): Promise<void> {\n',
     replace:
@@ -47,26 +47,26 @@ const MUTANTS = [
   },
   {
     name: 'no renewal deadline (loss timer never fires)',
-    file: 'src/lock.ts',
+    file: 'src/client/lock.ts',
     search: '  private checkDeadline(): void {\n',
     replace: '  private checkDeadline(): void {\n    if (this.fencingToken >= 0) return;\n',
   },
   {
     name: 'arrivedInTime always true',
-    file: 'src/lock.ts',
+    file: 'src/client/lock.ts',
     search: 'export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {\n',
     replace:
       'export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {\n  if (leaseMs > -1) return true;\n',
   },
   {
     name: 'renewal timed from when it lands',
-    file: 'src/lease-protocol.ts',
+    file: 'src/engine/cas/lease-protocol.ts',
     search: '    lease.sentAt = sentAt;\n',
     replace: '    lease.sentAt = this.clock.time.monotonic() + 0 * sentAt;\n',
   },
   {
     name: 'claim any lease 10 ms after its last write',
-    file: 'src/lease-protocol.ts',
+    file: 'src/engine/cas/lease-protocol.ts',
     search:
       '    if (!holder) return true;\n    if (holder.leaseMs === null) return false;\n    if (this.clock.mode',
     replace:
@@ -74,78 +74,78 @@ const MUTANTS = [
   },
   {
     name: 'review 1: a landed hand-over counted from when it was learned',
-    file: 'src/lease-protocol.ts',
+    file: 'src/engine/cas/lease-protocol.ts',
     search:
       '    const leaseStart = earlier ? Math.min(sentAt, next.firstSentAt ?? Number.NEGATIVE_INFINITY) : sentAt;\n',
     replace: '    const leaseStart = sentAt;\n',
   },
   {
     name: "review 2a: the re-read's error rethrown as not applied",
-    file: 'src/lease-protocol.ts',
+    file: 'src/engine/cas/lease-protocol.ts',
     search: '      throw stillUnknown(key, unsure ?? error, error);\n',
     replace: '      throw error;\n',
   },
   {
     name: 'review 2b: record unchanged after a timeout taken as not applied',
-    file: 'src/lease-protocol.ts',
+    file: 'src/engine/cas/lease-protocol.ts',
     search: '    if (unchanged) throw stillUnknown(key, unsure);\n',
     replace:
       "    if (unchanged) throw new LockStoreError('not applied', { retryable: true, maybeApplied: false });\n",
   },
   {
     name: 'review 2b: claimInOneRequest busy after a maybe-applied claim',
-    file: 'src/lease-protocol.ts',
+    file: 'src/engine/cas/lease-protocol.ts',
     search:
       '      // Not there now, but a request whose condition is a state may still land later: unknown.\n      throw stillUnknown(key, error);\n',
     replace: '      return { lease: null, current };\n',
   },
   {
     name: 'review 2: abandoned claims never settled',
-    file: 'src/lock-client.ts',
+    file: 'src/client/lock-client.ts',
     search: '    if (!settle || contender.abandoned) return;\n',
     replace: '    if (contender.lockId || !settle || contender.abandoned) return;\n',
   },
   {
     name: 'review 3: a shortening renewal keeps the later deadline',
-    file: 'src/lock.ts',
+    file: 'src/client/lock.ts',
     search: '      this.lowerDeadline(lossDeadline(started, leaseMs, 0));\n',
     replace: '\n',
   },
   {
     name: 'review 4: new tokens ignore the floor this client saw',
-    file: 'src/lease-protocol.ts',
+    file: 'src/engine/cas/lease-protocol.ts',
     search: '    return Math.max(current?.record.token ?? 0, this.known.tokenFloor(key)) + 1;\n',
     replace: '    return (current?.record.token ?? 0) + 1;\n',
   },
   {
     name: 'review 7: a renewal landing after the loss is not settled',
-    file: 'src/lock.ts',
+    file: 'src/client/lock.ts',
     search: '          this.landedAfterLoss = true;\n',
     replace: '\n',
   },
   {
     name: 'review 7: our own landed release is taken as a loss',
-    file: 'src/lease-protocol.ts',
+    file: 'src/engine/cas/lease-protocol.ts',
     search: '      (found) => found.holder === null,\n',
     replace: '      () => false,\n',
   },
   {
     name: 'review 5: late hand-over strands the waiter',
-    file: 'src/lock-client.ts',
+    file: 'src/client/lock-client.ts',
     search:
       '      const current = this.waitersFor(waiters.key);\n      if (!current.waiters.includes(waiter)) current.waiters.unshift(waiter);\n      this.ensurePolling(current);\n',
     replace: '      if (!waiters.waiters.includes(waiter)) waiters.waiters.unshift(waiter);\n',
   },
   {
     name: 'review 6: fail-closed locks never verify ownership',
-    file: 'src/lock.ts',
+    file: 'src/client/lock.ts',
     search:
       '      this.verifyTimer = this.time.setTimer(() => void this.verify(), this.settings.verifyMs);\n',
     replace: '\n',
   },
   {
     name: 'isHeld does not check the deadline',
-    file: 'src/lock.ts',
+    file: 'src/client/lock.ts',
     search: '  get isHeld(): boolean {\n    this.checkDeadline();\n',
     replace: '  get isHeld(): boolean {\n',
   },

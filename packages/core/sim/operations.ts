@@ -1,6 +1,6 @@
-import { LockStoreError } from '../src/errors.js';
-import type { Lock } from '../src/lock.js';
-import type { AcquireOptions } from '../src/lock-client.js';
+import type { Lock } from '../src/client/lock.js';
+import type { AcquireOptions } from '../src/client/lock-client.js';
+import { LockStoreError } from '../src/shared/errors.js';
 import {
   type Checker,
   type DataOutcome,

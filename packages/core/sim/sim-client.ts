@@ -1,5 +1,5 @@
-import type { Campaign } from '../src/campaign.js';
-import { LockClient } from '../src/lock-client.js';
+import type { Campaign } from '../src/client/campaign.js';
+import { LockClient } from '../src/client/lock-client.js';
 import type { ClientInfo } from './checkers.js';
 import type { ClientSlotConfig } from './config.js';
 import type { SimNetwork } from './sim-network-store.js';

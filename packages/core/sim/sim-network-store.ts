@@ -1,7 +1,13 @@
-import { LockStoreError } from '../src/errors.js';
-import type { VersionedRecord } from '../src/record.js';
-import { encodeRecord } from '../src/record-codec.js';
-import type { ClaimOutcome, ClaimRequest, LockStore, WriteCondition, WriteOutcome } from '../src/store.js';
+import type { VersionedRecord } from '../src/contract/lock-record.js';
+import type {
+  ClaimOutcome,
+  ClaimRequest,
+  LockStore,
+  WriteCondition,
+  WriteOutcome,
+} from '../src/contract/lock-store.js';
+import { encodeRecord } from '../src/contract/record-codec.js';
+import { LockStoreError } from '../src/shared/errors.js';
 import type { SimBackend } from './backend.js';
 import type { Rng } from './rng.js';
 import type { SimProcess } from './sim-scheduler.js';

@@ -1,4 +1,4 @@
-import type { ScheduledTimer, Scheduler } from '../src/scheduler.js';
+import type { ScheduledTimer, Scheduler } from '../src/shared/scheduler.js';
 import type { Rng } from './rng.js';
 import type { Scheduled, World } from './world.js';
 

@@ -1,5 +1,20 @@
-export type { Campaign, CampaignOptions } from './campaign.js';
-export type { ClockMode, ClockOptions, TimeSource } from './clock.js';
+// The user API: what an application touches to take, hold and release locks. Store authors
+// import from `@latch/core/store`, HTTP adapters from `@latch/core/http`.
+export type { Campaign, CampaignOptions } from './client/campaign.js';
+export { keyOfHandle } from './client/handle.js';
+export { Lock, type ReleaseOptions } from './client/lock.js';
+export {
+  type AcquireOptions,
+  LockClient,
+  type LockClientOptions,
+  type LockInfo,
+  type ResumeOptions,
+  type TryAcquireOptions,
+} from './client/lock-client.js';
+export type { LockEvent, LockEventListener } from './client/lock-events.js';
+export type { LockStore } from './contract/lock-store.js';
+export type { LeaseStrategy } from './engine/lease-engine.js';
+export type { ClockMode, ClockOptions, TimeSource } from './shared/clock.js';
 export {
   type HolderSummary,
   LockConfigError,
@@ -10,25 +25,11 @@ export {
   LockStoreError,
   type LockStoreErrorReason,
   LockTimeoutError,
-} from './errors.js';
-export { keyOfHandle } from './handle.js';
-export {
-  type LockHttpAnswer,
-  type LockStoreLogEntry,
-  lockErrorToHttp,
-  lockStoreLogEntry,
-  type ProblemDetails,
-} from './http-problem.js';
-export { escapeKeyPart } from './key-part.js';
-export type { LeaseStrategy } from './lease-engine.js';
-export { Lock } from './lock.js';
-export { type AcquireOptions, LockClient, type LockClientOptions, type LockInfo } from './lock-client.js';
-export type { LockEvent, LockEventListener } from './lock-events.js';
-export { checkOptionKeys } from './option-keys.js';
-export type { LeaseHolder, LockRecord, VersionedRecord } from './record.js';
-export type { RetryOptions } from './retry.js';
-export type { ScheduledTimer, Scheduler } from './scheduler.js';
-export type { ClaimOutcome, ClaimRequest, LockStore, WriteCondition, WriteOutcome } from './store.js';
+} from './shared/errors.js';
+export { escapeKeyPart } from './shared/key-part.js';
+export { checkOptionKeys } from './shared/option-keys.js';
+export type { RetryOptions } from './shared/retry.js';
+export type { ScheduledTimer, Scheduler } from './shared/scheduler.js';
 export {
   type DynamoStoreOptions,
   dynamoStore,

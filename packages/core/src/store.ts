@@ -1,56 +1,18 @@
-import type { LockRecord, VersionedRecord } from './record.js';
-
-/** What a conditional write must find to apply. */
-export type WriteCondition = { absent: true } | { version: string };
-
-export type WriteOutcome =
-  | { ok: true; version: string }
-  /**
-   * The condition did not hold. `current` is the record the store found, when it could tell
-   * without another request (null = no record); undefined = unknown, read it if needed.
-   * `maybeApplied` is true when the request may have been sent more than once (an SDK retry
-   * after a lost response), so the conflicting record may be our own write.
-   */
-  | { ok: false; current?: VersionedRecord | null; maybeApplied?: boolean };
-
-/**
- * A claim the store may apply in one request: write `record` (with `token` replaced by the
- * stored token + 1) when there is no record, the lock is free, or, in `expiredBefore` mode,
- * the holder's lease ended before that wall-clock time; in `version` mode, when the stored
- * version equals it.
- */
-export interface ClaimRequest {
-  record: LockRecord;
-  expiredBefore?: number;
-  version?: string;
-  /**
-   * The highest token this client has seen for the key: a claim of an absent record takes
-   * `tokenFloor + 1`, and a claim of a record whose token is lower does not apply.
-   */
-  tokenFloor?: number;
-}
-
-/**
- * The smallest surface a backend offers: read, create-if-absent, replace-if-version,
- * delete-if-version, all on one record per key. Lock semantics live above it, once.
- */
-export interface LockStore {
-  /** Short name for messages and metrics: 'memory', 's3', 'dynamodb'. */
-  readonly kind: string;
-  /** Largest serialised record the store accepts, in bytes. */
-  readonly maxRecordBytes: number;
-  /** Throws LockConfigError when the key cannot be stored (too long with prefix, etc.). */
-  checkKey(key: string): void;
-  /** The record, or null when there is none. An unreadable record throws LockCorruptedError naming its version. */
-  read(key: string): Promise<VersionedRecord | null>;
-  write(key: string, record: LockRecord, condition: WriteCondition): Promise<WriteOutcome>;
-  delete(key: string, version: string): Promise<WriteOutcome>;
-  /** Optional one-request claim; the protocol uses it when present. */
-  claim?(key: string, request: ClaimRequest): Promise<ClaimOutcome>;
-  /** Serialised size of a record in this store, to reject oversized data before sending. */
-  recordBytes(record: LockRecord): number;
-}
-
-export type ClaimOutcome =
-  | { ok: true; version: string; record: LockRecord }
-  | { ok: false; current: VersionedRecord | null; maybeApplied?: boolean };
+// `@latch/core/store`: the kit for writing a store. A store keeps one record per key and offers
+// conditional writes; the lease protocol above it (fencing, expiry, hand-over) is Latch's.
+// `@latch/testing/conformance` has the suites a store runs to prove it keeps the contract.
+export type { LeaseHolder, LockRecord, VersionedRecord } from './contract/lock-record.js';
+export type {
+  ClaimOutcome,
+  ClaimRequest,
+  LockStore,
+  WriteCondition,
+  WriteOutcome,
+} from './contract/lock-store.js';
+export { decodeRecord, encodeRecord } from './contract/record-codec.js';
+export {
+  LockConfigError,
+  LockCorruptedError,
+  LockStoreError,
+  type LockStoreErrorReason,
+} from './shared/errors.js';

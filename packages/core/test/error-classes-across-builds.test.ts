@@ -5,6 +5,10 @@ import { describe, expect, test } from 'vitest';
 // would: errors made by one must still be known to the other's classes.
 const esm = await import('../dist/index.js');
 const cjs = createRequire(import.meta.url)('../dist/cjs/index.js') as typeof esm;
+const http = {
+  esm: await import('../dist/http.js'),
+  cjs: createRequire(import.meta.url)('../dist/cjs/http.js') as typeof import('../dist/http.js'),
+};
 
 describe('error classes across the ES module and CommonJS builds', () => {
   test('the builds are separate copies', () => {
@@ -12,11 +16,11 @@ describe('error classes across the ES module and CommonJS builds', () => {
   });
 
   test.each([
-    ['CommonJS', 'ES module', cjs, esm],
-    ['ES module', 'CommonJS', esm, cjs],
+    ['CommonJS', 'ES module', cjs, esm, http.esm],
+    ['ES module', 'CommonJS', esm, cjs, http.cjs],
   ] as const)(
     'an error made by the %s build is an instance of the %s build classes',
-    (_from, _to, from, to) => {
+    (_from, _to, from, to, toHttp) => {
       const error = new from.LockStoreError('S3 PutObject failed', {
         retryable: true,
         reason: 'unavailable',
@@ -27,7 +31,7 @@ describe('error classes across the ES module and CommonJS builds', () => {
       expect(error).not.toBeInstanceOf(to.LockConfigError);
       expect(new from.LockConfigError('bad')).toBeInstanceOf(to.LockConfigError);
       // The other copy's answers follow: a store error is answered 503, not passed on as unknown.
-      expect(to.lockErrorToHttp(error)?.status).toBe(503);
+      expect(toHttp.lockErrorToHttp(error)?.status).toBe(503);
     },
   );
 

@@ -1,4 +1,5 @@
 import { expect, test } from 'vitest';
+import { lockErrorToHttp, lockStoreLogEntry } from '../src/http.js';
 import {
   LockConfigError,
   LockCorruptedError,
@@ -6,8 +7,6 @@ import {
   LockStoreError,
   type LockStoreErrorReason,
   LockTimeoutError,
-  lockErrorToHttp,
-  lockStoreLogEntry,
 } from '../src/index.js';
 
 const now = 1_700_000_000_000;

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { resolveClock } from '../src/clock.js';
+import { entryKey } from '../src/engine/list/list-entries.js';
+import { type ListBucket, ListLeaseEngine } from '../src/engine/list/list-lease-engine.js';
 import {
   type Lock,
   LockClient,
@@ -7,9 +8,8 @@ import {
   type LockEvent,
   LockStoreError,
 } from '../src/index.js';
-import { entryKey } from '../src/list-entries.js';
-import { type ListBucket, ListLeaseEngine } from '../src/list-lease-engine.js';
-import { resolveRetry } from '../src/retry.js';
+import { resolveClock } from '../src/shared/clock.js';
+import { resolveRetry } from '../src/shared/retry.js';
 import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
 // One test per finding of the protocol review (issue 15, findings 1–7). Each runs the real

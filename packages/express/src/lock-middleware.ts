@@ -1,10 +1,5 @@
-import {
-  type AcquireOptions,
-  type Lock,
-  LockConfigError,
-  LockTimeoutError,
-  lockErrorToHttp,
-} from '@latch/core';
+import { type AcquireOptions, type Lock, LockConfigError, LockTimeoutError } from '@latch/core';
+import { lockErrorToHttp } from '@latch/core/http';
 import type { NextFunction, Request, Response } from 'express';
 import { type LockMiddlewareOptions, type MiddlewareSettings, resolveOptions } from './options.js';
 import { sendProblem } from './problem-response.js';

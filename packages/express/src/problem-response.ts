@@ -1,11 +1,5 @@
-import {
-  checkOptionKeys,
-  LockConfigError,
-  type LockHttpAnswer,
-  LockStoreError,
-  lockErrorToHttp,
-  lockStoreLogEntry,
-} from '@latch/core';
+import { checkOptionKeys, LockConfigError, LockStoreError } from '@latch/core';
+import { type LockHttpAnswer, lockErrorToHttp, lockStoreLogEntry } from '@latch/core/http';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 
 /** Sends one of core's HTTP answers: status, headers (Retry-After, problem+json) and body. */

@@ -1,4 +1,5 @@
-import { LockClient, LockConfigError, LockTimeoutError, lockErrorToHttp, memoryStore } from '@latch/core';
+import { LockClient, LockConfigError, LockTimeoutError, memoryStore } from '@latch/core';
+import { lockErrorToHttp } from '@latch/core/http';
 import express, { type ErrorRequestHandler } from 'express';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type LockMiddlewareOptions, lock, lockErrorHandler } from '../src/index.js';

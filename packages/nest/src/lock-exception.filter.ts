@@ -1,12 +1,5 @@
-import {
-  LockConfigError,
-  type LockHttpAnswer,
-  LockLostError,
-  LockStoreError,
-  LockTimeoutError,
-  lockErrorToHttp,
-  lockStoreLogEntry,
-} from '@latch/core';
+import { LockConfigError, LockLostError, LockStoreError, LockTimeoutError } from '@latch/core';
+import { type LockHttpAnswer, lockErrorToHttp, lockStoreLogEntry } from '@latch/core/http';
 import { type ArgumentsHost, Catch, type ExceptionFilter, Inject, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { LockedException } from './locked.exception.js';

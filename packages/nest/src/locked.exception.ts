@@ -1,4 +1,5 @@
-import { type LockTimeoutError, lockErrorToHttp } from '@latch/core';
+import type { LockTimeoutError } from '@latch/core';
+import { lockErrorToHttp } from '@latch/core/http';
 import { HttpException } from '@nestjs/common';
 
 /**

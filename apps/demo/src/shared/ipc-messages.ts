@@ -1,4 +1,4 @@
-import type { LockRecord, VersionedRecord, WriteCondition, WriteOutcome } from '@latch/core';
+import type { LockRecord, VersionedRecord, WriteCondition, WriteOutcome } from '@latch/core/store';
 
 /**
  * A lock event as it crosses the IPC channel: core's LockEvent with the `lost` error reduced

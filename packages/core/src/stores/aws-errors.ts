@@ -1,5 +1,5 @@
-import { LockStoreError, type LockStoreErrorReason } from '../errors.js';
-import { redactSecrets } from '../redact-secrets.js';
+import { LockStoreError, type LockStoreErrorReason } from '../shared/errors.js';
+import { redactSecrets } from '../shared/redact-secrets.js';
 
 /**
  * What an AWS SDK v3 error means for a lock store. The stores turn `conflict` and

@@ -1,9 +1,9 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { LockConfigError, LockCorruptedError } from '../errors.js';
-import type { LeaseHolder, LockRecord, VersionedRecord } from '../record.js';
-import { RECORD_SCHEMA } from '../record.js';
-import { parseRecordObject } from '../record-codec.js';
-import { describe } from '../validation.js';
+import type { LeaseHolder, LockRecord, VersionedRecord } from '../contract/lock-record.js';
+import { RECORD_SCHEMA } from '../contract/lock-record.js';
+import { parseRecordObject } from '../contract/record-codec.js';
+import { LockConfigError, LockCorruptedError } from '../shared/errors.js';
+import { describe } from '../shared/validation.js';
 
 /**
  * A lock record as a DynamoDB item. Fields are top-level attributes (not one JSON blob) so

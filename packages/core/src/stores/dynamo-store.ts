@@ -1,10 +1,16 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LockConfigError } from '../errors.js';
-import { checkOptionKeys } from '../option-keys.js';
-import type { LockRecord, VersionedRecord } from '../record.js';
-import { RECORD_SCHEMA } from '../record.js';
-import type { ClaimOutcome, ClaimRequest, LockStore, WriteCondition, WriteOutcome } from '../store.js';
-import { checkKeyBytes, describe } from '../validation.js';
+import type { LockRecord, VersionedRecord } from '../contract/lock-record.js';
+import { RECORD_SCHEMA } from '../contract/lock-record.js';
+import type {
+  ClaimOutcome,
+  ClaimRequest,
+  LockStore,
+  WriteCondition,
+  WriteOutcome,
+} from '../contract/lock-store.js';
+import { LockConfigError } from '../shared/errors.js';
+import { checkOptionKeys } from '../shared/option-keys.js';
+import { checkKeyBytes, describe } from '../shared/validation.js';
 import type { DynamoDBClientLike } from './aws-client.js';
 import {
   type AwsOperation,

@@ -1,9 +1,9 @@
 import type { DynamoDBClient, KeySchemaElement, TableDescription } from '@aws-sdk/client-dynamodb';
-import { LockConfigError, LockStoreError } from '../errors.js';
-import { checkOptionKeys } from '../option-keys.js';
-import { systemScheduler } from '../scheduler.js';
-import { sleep } from '../sleep.js';
-import { describe } from '../validation.js';
+import { LockConfigError, LockStoreError } from '../shared/errors.js';
+import { checkOptionKeys } from '../shared/option-keys.js';
+import { systemScheduler } from '../shared/scheduler.js';
+import { sleep } from '../shared/sleep.js';
+import { describe } from '../shared/validation.js';
 import type { DynamoDBClientLike } from './aws-client.js';
 import { type AwsOperation, classifyAwsError, toLockStoreError } from './aws-errors.js';
 import { checkKeyAttributeNames } from './dynamo-item-codec.js';

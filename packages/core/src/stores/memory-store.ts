@@ -1,9 +1,9 @@
-import { LockConfigError, LockCorruptedError } from '../errors.js';
-import { checkOptionKeys } from '../option-keys.js';
-import type { LockRecord, VersionedRecord } from '../record.js';
-import { decodeRecord, encodeRecord } from '../record-codec.js';
-import type { LockStore, WriteCondition, WriteOutcome } from '../store.js';
-import { checkMaxRecordBytes } from '../validation.js';
+import type { LockRecord, VersionedRecord } from '../contract/lock-record.js';
+import type { LockStore, WriteCondition, WriteOutcome } from '../contract/lock-store.js';
+import { decodeRecord, encodeRecord } from '../contract/record-codec.js';
+import { LockConfigError, LockCorruptedError } from '../shared/errors.js';
+import { checkOptionKeys } from '../shared/option-keys.js';
+import { checkMaxRecordBytes } from '../shared/validation.js';
 
 export interface MemoryStoreOptions {
   /** Largest serialised record in bytes (default 256 KiB, like the S3 store). */

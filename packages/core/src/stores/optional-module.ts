@@ -1,4 +1,4 @@
-import { LockConfigError } from '../errors.js';
+import { LockConfigError } from '../shared/errors.js';
 
 /**
  * The AWS SDK packages are optional peer dependencies: importing @latch/core must work for a

@@ -1,8 +1,8 @@
-import { LockConfigError } from '../errors.js';
-import type { LeaseStrategy } from '../lease-engine.js';
-import { ENTRY_SUFFIX_BYTES } from '../list-entries.js';
-import { type ListBucket, ListLeaseEngine } from '../list-lease-engine.js';
-import { checkKeyBytes, describe } from '../validation.js';
+import { type LeaseStrategy, leaseStrategy } from '../engine/lease-engine.js';
+import { ENTRY_SUFFIX_BYTES } from '../engine/list/list-entries.js';
+import { type ListBucket, ListLeaseEngine } from '../engine/list/list-lease-engine.js';
+import { LockConfigError } from '../shared/errors.js';
+import { checkKeyBytes, describe } from '../shared/validation.js';
 import type { S3ClientLike } from './aws-client.js';
 import { classifyAwsError, toLockStoreError } from './aws-errors.js';
 import { loadS3Sdk } from './optional-module.js';
@@ -114,10 +114,7 @@ export function s3ListStore(options: S3ListStoreOptions): LeaseStrategy {
     },
   };
 
-  return {
-    kind: 's3-list',
-    createEngine: (environment) => new ListLeaseEngine(objects, environment, settleMs),
-  };
+  return leaseStrategy('s3-list', (environment) => new ListLeaseEngine(objects, environment, settleMs));
 }
 
 function checkOptions(options: S3ListStoreOptions): S3Location & { settleMs: number } {

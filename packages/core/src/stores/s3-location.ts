@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { LockConfigError } from '../errors.js';
-import { checkOptionKeys } from '../option-keys.js';
-import { describe } from '../validation.js';
+import { LockConfigError } from '../shared/errors.js';
+import { checkOptionKeys } from '../shared/option-keys.js';
+import { describe } from '../shared/validation.js';
 import { awsOperations } from './aws-errors.js';
 
 /** Longest S3 object key, in UTF-8 bytes. */

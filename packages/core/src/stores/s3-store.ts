@@ -1,8 +1,8 @@
-import { LockConfigError, LockCorruptedError, LockStoreError } from '../errors.js';
-import type { LockRecord, VersionedRecord } from '../record.js';
-import { decodeRecord, encodeRecord } from '../record-codec.js';
-import type { LockStore, WriteCondition, WriteOutcome } from '../store.js';
-import { checkKeyBytes, checkMaxRecordBytes } from '../validation.js';
+import type { LockRecord, VersionedRecord } from '../contract/lock-record.js';
+import type { LockStore, WriteCondition, WriteOutcome } from '../contract/lock-store.js';
+import { decodeRecord, encodeRecord } from '../contract/record-codec.js';
+import { LockConfigError, LockCorruptedError, LockStoreError } from '../shared/errors.js';
+import { checkKeyBytes, checkMaxRecordBytes } from '../shared/validation.js';
 import type { S3ClientLike } from './aws-client.js';
 import { type AwsOperation, attemptsOf, classifyAwsError, toLockStoreError } from './aws-errors.js';
 import { loadS3Sdk } from './optional-module.js';

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
+import type { LeaseHolder, LockRecord } from '../../src/contract/lock-record.js';
+import { decodeRecord, encodeRecord } from '../../src/contract/record-codec.js';
 import { LockCorruptedError } from '../../src/index.js';
-import type { LeaseHolder, LockRecord } from '../../src/record.js';
-import { decodeRecord, encodeRecord } from '../../src/record-codec.js';
 import { decodeItem, type Item, recordAttributes } from '../../src/stores/dynamo-item-codec.js';
 
 // Whatever a store hands back — garbage, truncated writes, records of another version,

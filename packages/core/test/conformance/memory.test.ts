@@ -1,5 +1,5 @@
+import type { LockStore } from '../../src/contract/lock-store.js';
 import { LockStoreError, memoryStore } from '../../src/index.js';
-import type { LockStore } from '../../src/store.js';
 import { describeLockConformance } from './lock-conformance.js';
 
 describeLockConformance('the memory store', async () => {

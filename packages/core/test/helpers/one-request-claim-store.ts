@@ -1,13 +1,6 @@
-import {
-  type ClaimOutcome,
-  type ClaimRequest,
-  type LockRecord,
-  type LockStore,
-  LockStoreError,
-  type MemoryStore,
-  memoryStore,
-} from '../../src/index.js';
-import { decodeRecord, encodeRecord } from '../../src/record-codec.js';
+import { decodeRecord, encodeRecord } from '../../src/contract/record-codec.js';
+import { type LockStore, LockStoreError, type MemoryStore, memoryStore } from '../../src/index.js';
+import type { ClaimOutcome, ClaimRequest, LockRecord } from '../../src/store.js';
 import type { ManualTime } from './manual-time.js';
 import { type ScriptedFault, scriptedStore } from './scripted-store.js';
 

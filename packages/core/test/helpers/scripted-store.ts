@@ -1,11 +1,5 @@
-import {
-  type LockRecord,
-  type LockStore,
-  LockStoreError,
-  type MemoryStore,
-  memoryStore,
-  type WriteCondition,
-} from '../../src/index.js';
+import { type LockStore, LockStoreError, type MemoryStore, memoryStore } from '../../src/index.js';
+import type { LockRecord, WriteCondition } from '../../src/store.js';
 import type { ManualTime } from './manual-time.js';
 
 /**

@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { NoSuchBucket, NoSuchKey, S3ServiceException } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { LockStoreError, type LockStoreErrorReason } from '../../src/errors.js';
+import { LockStoreError, type LockStoreErrorReason } from '../../src/shared/errors.js';
 import {
   type AwsOperation,
   attemptsOf,

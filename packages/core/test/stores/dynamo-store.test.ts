@@ -10,8 +10,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBLocal, type FaultProxy, faultProxy, startDynamoDBLocal } from '@latch/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LockConfigError, LockStoreError } from '../../src/errors.js';
-import type { LockStore } from '../../src/store.js';
+import type { LockStore } from '../../src/contract/lock-store.js';
+import { LockConfigError, LockStoreError } from '../../src/shared/errors.js';
 import { dynamoStore } from '../../src/stores/dynamo-store.js';
 import { ensureLockTable } from '../../src/stores/ensure-lock-table.js';
 import { countRequests } from '../helpers/count-requests.js';

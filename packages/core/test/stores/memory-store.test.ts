@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LockConfigError } from '../../src/errors.js';
-import { LockClient } from '../../src/lock-client.js';
+import { LockClient } from '../../src/client/lock-client.js';
+import { LockConfigError } from '../../src/shared/errors.js';
 import { memoryStore } from '../../src/stores/memory-store.js';
 import { describeStoreContract, freeRecord } from './store-contract.js';
 

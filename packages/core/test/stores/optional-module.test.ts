@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LockConfigError } from '../../src/errors.js';
+import { LockConfigError } from '../../src/shared/errors.js';
 import { optionalModule } from '../../src/stores/optional-module.js';
 
 describe('optionalModule', () => {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockConfigError, LockCorruptedError, LockStoreError } from '../../src/errors.js';
-import type { LeaseHolder, LockRecord, VersionedRecord } from '../../src/record.js';
-import type { ClaimOutcome, LockStore, WriteOutcome } from '../../src/store.js';
+import type { LeaseHolder, LockRecord, VersionedRecord } from '../../src/contract/lock-record.js';
+import type { ClaimOutcome, LockStore, WriteOutcome } from '../../src/contract/lock-store.js';
+import { LockConfigError, LockCorruptedError, LockStoreError } from '../../src/shared/errors.js';
 
 export interface StoreUnderTest {
   store: LockStore;

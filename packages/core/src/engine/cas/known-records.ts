@@ -1,4 +1,4 @@
-import type { VersionedRecord } from './record.js';
+import type { VersionedRecord } from '../../contract/lock-record.js';
 
 /**
  * What this client last learned about each key, to save requests and to judge staleness:

@@ -1,5 +1,14 @@
-import { holderName, LockConfigError, LockLostError, LockNotHeldError, LockStoreError } from './errors.js';
-import type { ClaimResult, Contender, EngineEnvironment, LeaseEngine, LeaseState } from './lease-engine.js';
+import type { LockRecord, VersionedRecord } from '../../contract/lock-record.js';
+import {
+  holderName,
+  LockConfigError,
+  LockLostError,
+  LockNotHeldError,
+  LockStoreError,
+} from '../../shared/errors.js';
+import { withRetry } from '../../shared/retry.js';
+import { sleep } from '../../shared/sleep.js';
+import type { ClaimResult, Contender, EngineEnvironment, LeaseEngine, LeaseState } from '../lease-engine.js';
 import { type ContenderBody, decodeContenderBody, encodeContenderBody } from './list-contender-body.js';
 import {
   contendersInOrder,
@@ -11,9 +20,6 @@ import {
   latestObjectKey,
   parseEntry,
 } from './list-entries.js';
-import type { LockRecord, VersionedRecord } from './record.js';
-import { withRetry } from './retry.js';
-import { sleep } from './sleep.js';
 
 /** The plain object requests the list strategy needs: no conditional headers anywhere. */
 export interface ListBucket {

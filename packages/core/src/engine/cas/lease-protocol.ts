@@ -1,4 +1,6 @@
-import type { ResolvedClock } from './clock.js';
+import type { LeaseHolder, LockRecord, VersionedRecord } from '../../contract/lock-record.js';
+import type { ClaimRequest, LockStore, WriteCondition } from '../../contract/lock-store.js';
+import type { ResolvedClock } from '../../shared/clock.js';
 import {
   holderName,
   LockConfigError,
@@ -6,13 +8,11 @@ import {
   LockLostError,
   LockNotHeldError,
   LockStoreError,
-} from './errors.js';
+} from '../../shared/errors.js';
+import { type RetryPolicy, withRetry } from '../../shared/retry.js';
+import { checkJsonData } from '../../shared/validation.js';
+import type { ClaimResult, Contender, LeaseEngine, LeaseState, LeaseTerms } from '../lease-engine.js';
 import { KnownRecords } from './known-records.js';
-import type { ClaimResult, Contender, LeaseEngine, LeaseState, LeaseTerms } from './lease-engine.js';
-import type { LeaseHolder, LockRecord, VersionedRecord } from './record.js';
-import { type RetryPolicy, withRetry } from './retry.js';
-import type { ClaimRequest, LockStore, WriteCondition } from './store.js';
-import { checkJsonData } from './validation.js';
 
 /**
  * The lease protocol, written once over any LockStore: claim a free or expired record

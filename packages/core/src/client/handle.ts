@@ -1,4 +1,4 @@
-import { LockConfigError } from './errors.js';
+import { LockConfigError } from '../shared/errors.js';
 
 /**
  * A handle names one acquisition (key + lockId) so that another process can release or

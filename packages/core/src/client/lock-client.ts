@@ -1,5 +1,16 @@
-import { CAMPAIGN_OPTION_KEYS, type Campaign, type CampaignOptions, startCampaign } from './campaign.js';
-import { CLOCK_OPTION_KEYS, type ClockMode, type ClockOptions, resolveClock } from './clock.js';
+import type { VersionedRecord } from '../contract/lock-record.js';
+import type { LockStore } from '../contract/lock-store.js';
+import { LeaseProtocol } from '../engine/cas/lease-protocol.js';
+import {
+  type ClaimResult,
+  type Contender,
+  engineFactoryOf,
+  type LeaseEngine,
+  type LeaseState,
+  type LeaseStrategy,
+  type LeaseTerms,
+} from '../engine/lease-engine.js';
+import { CLOCK_OPTION_KEYS, type ClockMode, type ClockOptions, resolveClock } from '../shared/clock.js';
 import {
   type HolderSummary,
   isUnknownOutcome,
@@ -9,19 +20,23 @@ import {
   LockNotHeldError,
   LockStoreError,
   LockTimeoutError,
-} from './errors.js';
-import { decodeHandle } from './handle.js';
-import { KeyWaiters, type Waiter } from './key-waiters.js';
+} from '../shared/errors.js';
+import { checkOptionKeys } from '../shared/option-keys.js';
+import { defaultOwnerId } from '../shared/owner-id.js';
+import { backoffMs, RETRY_OPTION_KEYS, type RetryOptions, resolveRetry } from '../shared/retry.js';
+import type { ScheduledTimer, Scheduler } from '../shared/scheduler.js';
+import { sleep } from '../shared/sleep.js';
 import {
-  type ClaimResult,
-  type Contender,
-  isLeaseStrategy,
-  type LeaseEngine,
-  type LeaseState,
-  type LeaseStrategy,
-  type LeaseTerms,
-} from './lease-engine.js';
-import { LeaseProtocol } from './lease-protocol.js';
+  checkContext,
+  checkDuration,
+  checkKeyShape,
+  checkSignal,
+  checkWait,
+  describe,
+} from '../shared/validation.js';
+import { KeyWaiters, type Waiter } from '../waiting/key-waiters.js';
+import { CAMPAIGN_OPTION_KEYS, type Campaign, type CampaignOptions, startCampaign } from './campaign.js';
+import { decodeHandle } from './handle.js';
 import {
   arrivedInTime,
   checkReleaseOptions,
@@ -31,21 +46,6 @@ import {
   type ReleaseOptions,
 } from './lock.js';
 import { type LockEvent, type LockEventListener, type LockEventReport, reportEvent } from './lock-events.js';
-import { checkOptionKeys } from './option-keys.js';
-import { defaultOwnerId } from './owner-id.js';
-import type { VersionedRecord } from './record.js';
-import { backoffMs, RETRY_OPTION_KEYS, type RetryOptions, resolveRetry } from './retry.js';
-import type { ScheduledTimer, Scheduler } from './scheduler.js';
-import { sleep } from './sleep.js';
-import type { LockStore } from './store.js';
-import {
-  checkContext,
-  checkDuration,
-  checkKeyShape,
-  checkSignal,
-  checkWait,
-  describe,
-} from './validation.js';
 
 export interface LockClientOptions {
   /** Where locks live: memoryStore(), s3Store(...), dynamoStore(...), or s3ListStore(...) for S3 without conditional writes. */
@@ -210,7 +210,8 @@ export class LockClient implements LockHost {
     const isStore = (candidate: unknown): candidate is LockStore =>
       typeof (candidate as LockStore | undefined)?.read === 'function' &&
       typeof (candidate as LockStore | undefined)?.write === 'function';
-    if (!isLeaseStrategy(store) && !isStore(store)) {
+    const createEngine = engineFactoryOf(store);
+    if (!createEngine && !isStore(store)) {
       throw new LockConfigError(
         'LockClient needs a store: memoryStore(), s3Store({ client, bucket }), dynamoStore({ client, table }) or s3ListStore({ client, bucket }).',
       );
@@ -243,9 +244,9 @@ export class LockClient implements LockHost {
       retry: resolveRetry(options.retry),
       owner: this.owner,
     };
-    this.engine = isLeaseStrategy(store)
-      ? store.createEngine(environment)
-      : new LeaseProtocol(store, environment.clock, environment.retry, this.owner);
+    this.engine = createEngine
+      ? createEngine(environment)
+      : new LeaseProtocol(store as LockStore, environment.clock, environment.retry, this.owner);
     this.engine.checkLeaseMs(leaseMs);
   }
 

@@ -1,8 +1,8 @@
-import type { Contender } from './lease-engine.js';
+import type { Lock, LockSettings } from '../client/lock.js';
+import type { VersionedRecord } from '../contract/lock-record.js';
+import type { Contender } from '../engine/lease-engine.js';
+import type { Scheduler } from '../shared/scheduler.js';
 import { LocalTurn } from './local-turn.js';
-import type { Lock, LockSettings } from './lock.js';
-import type { VersionedRecord } from './record.js';
-import type { Scheduler } from './scheduler.js';
 
 /** One caller of `acquire` waiting for a key. */
 export interface Waiter {

@@ -1,4 +1,4 @@
-import { LockCorruptedError } from './errors.js';
+import { LockCorruptedError } from '../../shared/errors.js';
 
 /**
  * The body of a list-strategy object: who is contending and why, for waiters and `inspect`.

@@ -1,7 +1,7 @@
-import { LockError, LockLostError } from './errors.js';
+import { LockError, LockLostError } from '../shared/errors.js';
+import { sleep } from '../shared/sleep.js';
 import type { Lock } from './lock.js';
 import type { AcquireOptions, LockClient } from './lock-client.js';
-import { sleep } from './sleep.js';
 
 export interface CampaignOptions<T = unknown>
   extends Pick<AcquireOptions, 'leaseMs' | 'heartbeatMs' | 'context'> {

@@ -1,3 +1,4 @@
+import type { Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
 import {
   isUnknownOutcome,
   LockConfigError,
@@ -5,13 +6,12 @@ import {
   LockLostError,
   LockNotHeldError,
   LockStoreError,
-} from './errors.js';
+} from '../shared/errors.js';
+import { checkOptionKeys } from '../shared/option-keys.js';
+import type { ScheduledTimer, Scheduler } from '../shared/scheduler.js';
+import { checkDuration, describe } from '../shared/validation.js';
 import { encodeHandle } from './handle.js';
-import type { Contender, LeaseEngine, LeaseState } from './lease-engine.js';
 import type { LockEventReport } from './lock-events.js';
-import { checkOptionKeys } from './option-keys.js';
-import type { ScheduledTimer, Scheduler } from './scheduler.js';
-import { checkDuration, describe } from './validation.js';
 
 /** The options of `lock.release(options)` and `locks.release(key, handle, options)`. */
 export interface ReleaseOptions<T = unknown> {

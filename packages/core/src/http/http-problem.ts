@@ -4,8 +4,8 @@ import {
   LockStoreError,
   type LockStoreErrorReason,
   LockTimeoutError,
-} from './errors.js';
-import { redactCredentials } from './redact-secrets.js';
+} from '../shared/errors.js';
+import { redactCredentials } from '../shared/redact-secrets.js';
 
 /** An RFC 9457 problem details body. */
 export interface ProblemDetails {

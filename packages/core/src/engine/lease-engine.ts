@@ -1,6 +1,6 @@
-import type { ResolvedClock } from './clock.js';
-import type { LockRecord, VersionedRecord } from './record.js';
-import type { RetryPolicy } from './retry.js';
+import type { LockRecord, VersionedRecord } from '../contract/lock-record.js';
+import type { ResolvedClock } from '../shared/clock.js';
+import type { RetryPolicy } from '../shared/retry.js';
 
 /** What a caller asks for when acquiring: lease length (Infinity = fail-closed) and context. */
 export interface LeaseTerms {
@@ -97,20 +97,34 @@ export interface EngineEnvironment {
 }
 
 /**
+ * Where a strategy keeps its engine factory: a key shared by every copy of Latch in a process
+ * (ES module and CommonJS builds), and absent from the public type, so only Latch's own
+ * strategy stores can make one.
+ */
+const ENGINE_FACTORY = Symbol.for('latch.leaseStrategy.createEngine');
+
+/**
  * A store that is not a compare-and-swap LockStore but brings its own lease engine
- * (`s3ListStore()`). Pass it as `new LockClient({ store })` like any store.
+ * (`s3ListStore()`). Pass it as `new LockClient({ store })` like any store. Opaque: the engine
+ * seam is internal, so only Latch's strategy stores make one; a new backend is a `LockStore`.
  */
 export interface LeaseStrategy {
   /** Short name for messages: 's3-list'. */
   readonly kind: string;
-  /** @internal Builds the engine one LockClient drives. */
-  createEngine(environment: EngineEnvironment): LeaseEngine;
+  /** Brand: the engine inside is not part of the public API. */
+  readonly [ENGINE_FACTORY]: unknown;
 }
 
-export function isLeaseStrategy(store: unknown): store is LeaseStrategy {
-  return (
-    typeof store === 'object' &&
-    store !== null &&
-    typeof (store as { createEngine?: unknown }).createEngine === 'function'
-  );
+type EngineFactory = (environment: EngineEnvironment) => LeaseEngine;
+
+/** Makes a strategy store whose LockClients each drive an engine built by `createEngine`. */
+export function leaseStrategy(kind: string, createEngine: EngineFactory): LeaseStrategy {
+  return Object.freeze({ kind, [ENGINE_FACTORY]: createEngine });
+}
+
+/** The engine factory of a strategy store, or undefined when `store` is not one. */
+export function engineFactoryOf(store: unknown): EngineFactory | undefined {
+  if (typeof store !== 'object' || store === null) return undefined;
+  const factory = (store as Record<symbol, unknown>)[ENGINE_FACTORY];
+  return typeof factory === 'function' ? (factory as EngineFactory) : undefined;
 }

@@ -1,5 +1,5 @@
-import { LockCorruptedError } from './errors.js';
-import { type LeaseHolder, type LockRecord, RECORD_SCHEMA } from './record.js';
+import { LockCorruptedError } from '../shared/errors.js';
+import { type LeaseHolder, type LockRecord, RECORD_SCHEMA } from './lock-record.js';
 
 /**
  * JSON form of a lock record, used by stores that keep a document per key (S3, memory).
