@@ -47,13 +47,13 @@ const MUTANTS = [
   },
   {
     name: 'no renewal deadline (loss timer never fires)',
-    file: 'src/client/lock.ts',
-    search: '  private checkDeadline(): void {\n',
-    replace: '  private checkDeadline(): void {\n    if (this.fencingToken >= 0) return;\n',
+    file: 'src/client/lease-keeper.ts',
+    search: '  checkDeadline(): void {\n',
+    replace: '  checkDeadline(): void {\n    if (this.lease.key) return;\n',
   },
   {
     name: 'arrivedInTime always true',
-    file: 'src/client/lock.ts',
+    file: 'src/client/lease-deadline.ts',
     search: 'export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {\n',
     replace:
       'export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {\n  if (leaseMs > -1) return true;\n',
@@ -107,8 +107,8 @@ const MUTANTS = [
   },
   {
     name: 'review 3: a shortening renewal keeps the later deadline',
-    file: 'src/client/lock.ts',
-    search: '      this.lowerDeadline(lossDeadline(started, leaseMs, 0));\n',
+    file: 'src/client/lease-keeper.ts',
+    search: '    this.lowerDeadline(lossDeadline(started, leaseMs, 0));\n',
     replace: '\n',
   },
   {
@@ -119,8 +119,8 @@ const MUTANTS = [
   },
   {
     name: 'review 7: a renewal landing after the loss is not settled',
-    file: 'src/client/lock.ts',
-    search: '          this.landedAfterLoss = true;\n',
+    file: 'src/client/lease-keeper.ts',
+    search: '        this.landedAfterLoss = true;\n',
     replace: '\n',
   },
   {
@@ -131,22 +131,21 @@ const MUTANTS = [
   },
   {
     name: 'review 5: late hand-over strands the waiter',
-    file: 'src/client/lock-client.ts',
-    search:
-      '      const current = this.waitersFor(waiters.key);\n      if (!current.waiters.includes(waiter)) current.waiters.unshift(waiter);\n      this.ensurePolling(current);\n',
-    replace: '      if (!waiters.waiters.includes(waiter)) waiters.waiters.unshift(waiter);\n',
+    file: 'src/waiting/key-queue.ts',
+    search: '      this.host.requeue(this.key, waiter);\n',
+    replace: '      if (!this.waiters.includes(waiter)) this.waiters.unshift(waiter);\n',
   },
   {
     name: 'review 6: fail-closed locks never verify ownership',
-    file: 'src/client/lock.ts',
+    file: 'src/client/lease-keeper.ts',
     search:
-      '      this.verifyTimer = this.time.setTimer(() => void this.verify(), this.settings.verifyMs);\n',
+      '      this.verifyTimer = this.time.setTimer(() => void this.verify(), this.lock.terms().verifyMs);\n',
     replace: '\n',
   },
   {
     name: 'isHeld does not check the deadline',
     file: 'src/client/lock.ts',
-    search: '  get isHeld(): boolean {\n    this.checkDeadline();\n',
+    search: '  get isHeld(): boolean {\n    this.keeper.checkDeadline();\n',
     replace: '  get isHeld(): boolean {\n',
   },
 ];

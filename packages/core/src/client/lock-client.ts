@@ -34,17 +34,12 @@ import {
   checkWait,
   describe,
 } from '../shared/validation.js';
-import { KeyWaiters, type Waiter } from '../waiting/key-waiters.js';
+import { KeyQueue } from '../waiting/key-queue.js';
+import type { QueueHost } from '../waiting/queue-host.js';
 import { CAMPAIGN_OPTION_KEYS, type Campaign, type CampaignOptions, startCampaign } from './campaign.js';
 import { decodeHandle } from './handle.js';
-import {
-  arrivedInTime,
-  checkReleaseOptions,
-  Lock,
-  type LockHost,
-  type LockSettings,
-  type ReleaseOptions,
-} from './lock.js';
+import { arrivedInTime } from './lease-deadline.js';
+import { checkReleaseOptions, Lock, type LockHost, type LockSettings, type ReleaseOptions } from './lock.js';
 import { type LockEvent, type LockEventListener, type LockEventReport, reportEvent } from './lock-events.js';
 
 export interface LockClientOptions {
@@ -182,7 +177,9 @@ export class LockClient implements LockHost {
   readonly engine: LeaseEngine;
   readonly owner: string;
   readonly settings: ResolvedClientSettings;
-  private readonly keys = new Map<string, KeyWaiters>();
+  /** The queue of each key this client holds or waits for. */
+  private readonly keys = new Map<string, KeyQueue<Lock<unknown>, LockSettings>>();
+  private readonly queueHost: QueueHost<Lock<unknown>, LockSettings>;
   private readonly onEvent: LockEventListener | undefined;
   /** Store work this client started and nobody awaits any more (pollers, late releases): close() waits for it. */
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -248,6 +245,7 @@ export class LockClient implements LockHost {
       ? createEngine(environment)
       : new LeaseProtocol(store as LockStore, environment.clock, environment.retry, this.owner);
     this.engine.checkLeaseMs(leaseMs);
+    this.queueHost = this.makeQueueHost();
   }
 
   /** Acquires `key`, waiting up to `waitMs` (default: until acquired or `signal` aborts). */
@@ -375,7 +373,7 @@ export class LockClient implements LockHost {
           if (isUnknownOutcome(error)) this.settleAbandoned(fields.key, contender);
           throw error;
         }
-        const lock = this.adoptLock(lease, settings);
+        const lock = this.queueFor(lease.key).hold(lease, settings);
         if (!lock) {
           this.settleAbandoned(fields.key, contender);
           throw new LockNotHeldError(fields.key, 'the renewal landed after its lease ran out');
@@ -431,16 +429,13 @@ export class LockClient implements LockHost {
 
   private async shutDown(): Promise<void> {
     const error = closedError();
-    for (const waiters of this.keys.values()) {
-      for (const waiter of [...waiters.waiters]) waiter.reject(error);
-      waiters.wake();
-    }
+    for (const queue of this.keys.values()) queue.rejectAll(error);
     await this.drainInFlight();
     // Release what is still held; a release of unknown outcome (or one the store refused) is
     // tried again a bounded number of times, so that close() does not return while it may
     // still leave a lock held.
     for (let round = 0; round <= this.engine.retry.attempts; round++) {
-      const held = [...this.keys.values()].flatMap((waiters) => (waiters.holder ? [waiters.holder] : []));
+      const held = [...this.keys.values()].flatMap((queue) => (queue.holder ? [queue.holder] : []));
       if (held.length === 0) break;
       if (round > 0) await sleep(this.time, backoffMs(this.engine.retry, round, this.time.random));
       await Promise.allSettled(
@@ -483,41 +478,11 @@ export class LockClient implements LockHost {
     this.engine.checkData(data, lease);
   }
 
-  /** @internal */
+  /** @internal Frees the lease, or hands it straight to a local waiter. */
   async releaseLease(lock: Lock<unknown>, data?: { value: unknown }): Promise<void> {
-    const waiters = this.keys.get(lock.key);
-    const next = waiters?.head();
-    if (waiters && next && waiters.turn.used) {
-      // Local waiters had the key for a whole turn: give it back to the store, and keep our
-      // poller away until other clients' pollers have had their chance to claim it.
-      const sentAt = this.time.monotonic();
-      await this.engine.release(lock.lease, data);
-      waiters.turn.yieldedAfter(this.time.monotonic() - sentAt);
-      return;
-    }
-    if (!waiters || !next || !this.engine.handOver) {
-      // Without a hand-over, the key's poller claims for the next local waiter once the lock ends.
-      await this.engine.release(lock.lease, data);
-      return;
-    }
-    // Hand the lease straight to the next local waiter: one conditional write, no poll delay.
-    waiters.remove(next);
-    let lease: LeaseState;
-    try {
-      lease = await this.engine.handOver(lock.lease, next.contender, data);
-    } catch (error) {
-      // A hand-over of unknown outcome is the handing lock's to settle: its release is retried,
-      // and finds the landed hand-over (lease.handedTo) whether this waiter stays or leaves.
-      if (this.closing && !next.settled) next.reject(closedError());
-      if (!next.settled) {
-        // The key's entry may have been dropped meanwhile: put the waiter into the current one.
-        const current = this.waitersFor(lock.key);
-        current.waiters.unshift(next);
-        this.ensurePolling(current);
-      }
-      throw error;
-    }
-    this.deliver(waiters, next, lease, lock);
+    const queue = this.keys.get(lock.key);
+    if (!queue) return this.engine.release(lock.lease, data);
+    return queue.release(lock, data);
   }
 
   /**
@@ -551,15 +516,7 @@ export class LockClient implements LockHost {
 
   /** @internal */
   lockEnded(lock: Lock<unknown>): void {
-    const waiters = this.keys.get(lock.key);
-    if (!waiters || waiters.holder !== lock) return;
-    waiters.holder = null;
-    // Nobody here wants the key any more. (With waiters left, the turn goes on: the poller
-    // claims for them at once, as with the list strategy, which cannot hand over.)
-    if (!waiters.head()) waiters.turn.end();
-    waiters.wake();
-    if (waiters.head()) this.ensurePolling(waiters);
-    this.forgetIfIdle(waiters);
+    this.keys.get(lock.key)?.lockEnded(lock);
   }
 
   // ---- acquiring ------------------------------------------------------------------------
@@ -617,9 +574,9 @@ export class LockClient implements LockHost {
   ): Promise<
     { lock: Lock<unknown>; holder?: undefined } | { lock?: undefined; holder: HolderSummary | undefined }
   > {
-    const waiters = this.keys.get(key);
+    const queue = this.keys.get(key);
     // Held or queued here: no request needed.
-    if (waiters && (waiters.holder || waiters.head())) return { holder: this.holderSummary(key) };
+    if (queue?.busy) return { holder: queue.holderSummary() };
     let result: ClaimResult;
     try {
       result = await this.engine.claim(key, request.contender);
@@ -629,14 +586,13 @@ export class LockClient implements LockHost {
       throw error;
     }
     if (!result.lease) {
-      const seen = this.waitersFor(key);
-      seen.lastSeen = result.current;
-      seen.turn.end();
-      const holder = this.holderSummary(key);
+      const seen = this.queueFor(key);
+      seen.sawHeld(result.current);
+      const holder = seen.holderSummary();
       this.forgetIfIdle(seen);
       return { holder };
     }
-    const lock = this.adoptLock(result.lease, request.settings);
+    const lock = this.queueFor(key).hold(result.lease, request.settings);
     if (!lock) this.settleAbandoned(key, request.contender); // won too late to trust: give it back
     return lock ? { lock } : { holder: undefined };
   }
@@ -648,218 +604,45 @@ export class LockClient implements LockHost {
     signal: AbortSignal | undefined,
   ): Promise<Lock<unknown>> {
     signal?.throwIfAborted();
-    const waiters = this.waitersFor(key);
-    return new Promise<Lock<unknown>>((resolve, reject) => {
-      let timer: ScheduledTimer | undefined;
-      const onAbort = () =>
-        settle(() => {
-          this.report({ type: 'contended', key, reason: 'aborted', holder: this.holderSummary(key) });
-          reject(signal?.reason);
-        });
-      const settle = (finish: () => void) => {
-        if (waiter.settled) return;
-        waiter.settled = true;
-        timer?.cancel();
-        signal?.removeEventListener('abort', onAbort);
-        waiters.remove(waiter);
-        finish();
-        if (waiter.contender.unsure) this.settleAbandoned(key, waiter.contender);
-        waiters.wake();
-      };
-      const waiter: Waiter = {
-        contender: request.contender,
-        settings: request.settings,
-        settled: false,
-        resolve: (lock) => {
-          waiter.contender.unsure = false; // it landed: nothing left to settle
-          settle(() => resolve(lock));
-        },
-        reject: (error) => settle(() => reject(error)),
-      };
-      if (Number.isFinite(waitMs)) {
-        timer = this.time.setTimer(
-          () =>
-            settle(() => {
-              const holder = this.holderSummary(key);
-              this.report({ type: 'contended', key, reason: 'timeout', holder });
-              // If the store kept failing, say so: the lock may not even be held.
-              reject(new LockTimeoutError(key, waitMs, holder, { cause: waiters.lastError }));
-            }),
-          waitMs,
-          { keepAlive: true },
-        );
-      }
-      signal?.addEventListener('abort', onAbort, { once: true });
-      waiters.waiters.push(waiter);
-      // Behind a local holder or other local waiters it is waiting already; otherwise the poller says so once its first claim fails.
-      if (waiters.holder || waiters.waiters.length > 1) this.reportWaiting(waiters);
-      this.ensurePolling(waiters);
-    });
+    return this.queueFor(key).wait(request, waitMs, signal);
   }
 
-  private ensurePolling(waiters: KeyWaiters): void {
-    if (waiters.polling) return;
-    waiters.polling = true;
-    void this.track(this.poll(waiters)).finally(() => {
-      waiters.polling = false;
-      if (waiters.head() && !waiters.holder && !this.closing) this.ensurePolling(waiters);
-      else this.forgetIfIdle(waiters);
-    });
-  }
-
-  /** The shared poller of one key: claims for the first local waiter, sleeping between tries. */
-  private async poll(waiters: KeyWaiters): Promise<void> {
-    let attempt = 0;
-    for (;;) {
-      const head = waiters.head();
-      if (!head) return;
-      if (waiters.holder) {
-        // A local holder will hand over on release; we only wake if it ends some other way.
-        await waiters.nap(this.settings.pollMs);
-        continue;
-      }
-      const stayAwayMs = waiters.turn.msToStayAway();
-      if (stayAwayMs > 0) {
-        // This client just ended its turn: other clients claim first.
-        await waiters.nap(stayAwayMs);
-        continue;
-      }
-      let result: ClaimResult;
-      try {
-        result = await this.engine.claim(waiters.key, head.contender);
-      } catch (error) {
-        if (isUnknownOutcome(error)) {
-          // The next claim for this waiter settles it (adopts it, or fences it off by version);
-          // if the waiter has gone meanwhile, settling happens in the background.
-          head.contender.unsure = true;
-          if (head.settled) this.settleAbandoned(waiters.key, head.contender);
-        }
-        if (error instanceof LockError && !(error instanceof LockStoreError && error.retryable)) {
-          for (const waiter of [...waiters.waiters]) waiter.reject(error);
-          return;
-        }
-        waiters.lastError = error;
-        await waiters.nap(backoffMs(this.engine.retry, Math.min(attempt++, 8), this.time.random));
-        continue;
-      }
-      waiters.lastError = undefined;
-      if (result.lease) {
-        attempt = 0;
-        this.deliver(waiters, head, result.lease);
-        continue;
-      }
-      waiters.lastSeen = result.current;
-      waiters.turn.end();
-      this.reportWaiting(waiters);
-      const untilClaimable = this.engine.msUntilClaimable(waiters.key, result.current);
-      let delay = pollDelay(attempt++, this.settings.pollMs, this.time.random);
-      if (untilClaimable !== undefined) delay = Math.min(delay, untilClaimable + 1);
-      await waiters.nap(delay);
+  /** The key's queue, made when the key has none. */
+  private queueFor(key: string): KeyQueue<Lock<unknown>, LockSettings> {
+    let queue = this.keys.get(key);
+    if (!queue) {
+      queue = new KeyQueue(key, this.queueHost);
+      this.keys.set(key, queue);
     }
+    return queue;
   }
 
-  /** Reports 'waiting' once for each local waiter not yet reported. */
-  private reportWaiting(waiters: KeyWaiters): void {
-    if (!this.onEvent) return;
-    const holder = this.holderSummary(waiters.key);
-    for (const waiter of waiters.waiters) {
-      if (waiter.settled || waiter.reportedWaiting) continue;
-      waiter.reportedWaiting = true;
-      this.report({ type: 'waiting', key: waiters.key, holder });
-    }
-  }
-
-  /** Gives a freshly acquired lease to `waiter`, or passes it on if the waiter gave up meanwhile. */
-  private deliver(waiters: KeyWaiters, waiter: Waiter, lease: LeaseState, previous?: Lock<unknown>): void {
-    // A hand-over and a claim for the same waiter may both come back: the second names the
-    // acquisition a local lock already holds, and is dropped (releasing it would free that lock).
-    const holder = this.keys.get(waiters.key)?.holder;
-    if (holder && holder !== previous && holder.lease.lockId === lease.lockId) return;
-    const lock = this.holdLock(waiters, lease, waiter.settings, previous);
-    if (!lock) {
-      // Won too late to be trusted: the stale lease is given back in the background, and the
-      // waiter keeps waiting (back in front if it was taken off) as a new contender, so its
-      // next claim takes a new lease rather than adopting the stale one. The key's entry may
-      // have been dropped meanwhile: the waiter goes into the current one, and it is polled.
-      this.settleAbandoned(waiters.key, waiter.contender);
-      waiter.contender = { lockId: this.time.randomId(), terms: waiter.contender.terms };
-      if (waiter.settled) return;
-      const current = this.waitersFor(waiters.key);
-      if (!current.waiters.includes(waiter)) current.waiters.unshift(waiter);
-      this.ensurePolling(current);
-      return;
-    }
-    if (this.closing && !waiter.settled) waiter.reject(closedError());
-    if (!waiter.settled) {
-      waiter.resolve(lock);
-      return;
-    }
-    // The waiter gave up while its claim was in flight: free the lock at once.
-    void this.track(lock.release().catch(() => undefined));
-  }
-
-  private adoptLock(lease: LeaseState, settings: LockSettings): Lock<unknown> | undefined {
-    return this.holdLock(this.waitersFor(lease.key), lease, settings);
-  }
-
-  /**
-   * Makes the Lock for a lease this client now holds; `previous` is the local lock that handed
-   * it over. Undefined when the claim landed too late to trust the lease: nobody gets a lock
-   * that is already lost, and the unrenewed lease simply runs out.
-   */
-  private holdLock(
-    waiters: KeyWaiters,
-    lease: LeaseState,
-    settings: LockSettings,
-    previous?: Lock<unknown>,
-  ): Lock<unknown> | undefined {
-    if (!arrivedInTime(lease, settings.leaseMs, this.engine.clock.time.monotonic())) {
-      previous?.markReleased();
-      this.forgetIfIdle(waiters);
-      return undefined;
-    }
-    const lock = new Lock<unknown>(this, lease, settings);
-    waiters.holder = lock;
-    waiters.turn.begin(); // a hand-off continues the running turn
-    previous?.markReleased(); // before 'acquired', so events read in order
-    this.report({
-      type: 'acquired',
-      key: lock.key,
-      fencingToken: lock.fencingToken,
-      expiresAt: lock.expiresAt,
-      context: lock.context,
-    });
-    return lock;
-  }
-
-  private waitersFor(key: string): KeyWaiters {
-    let waiters = this.keys.get(key);
-    if (!waiters) {
-      waiters = new KeyWaiters(
-        key,
-        { turnMs: this.settings.localTurnMs, pollMs: this.settings.pollMs },
-        this.time,
-      );
-      this.keys.set(key, waiters);
-    }
-    return waiters;
-  }
-
-  private forgetIfIdle(waiters: KeyWaiters): void {
-    if (waiters.idle && this.keys.get(waiters.key) === waiters) this.keys.delete(waiters.key);
+  private forgetIfIdle(queue: { readonly key: string; readonly idle: boolean }): void {
+    if (queue.idle && this.keys.get(queue.key) === queue) this.keys.delete(queue.key);
   }
 
   private holderSummary(key: string): HolderSummary | undefined {
-    const waiters = this.keys.get(key);
-    const local = waiters?.holder;
-    const record = local ? local.lease.record : waiters?.lastSeen?.record;
-    const holder = record?.holder;
-    if (!holder) return undefined;
+    return this.keys.get(key)?.holderSummary();
+  }
+
+  /** What this client's key queues use of it. */
+  private makeQueueHost(): QueueHost<Lock<unknown>, LockSettings> {
     return {
-      owner: holder.owner,
-      context: holder.context,
-      acquiredAt: holder.acquiredAt,
-      expiresAt: holder.expiresAt,
+      engine: this.engine,
+      settings: this.settings,
+      isClosing: () => this.closing !== undefined,
+      reportsEvents: () => this.onEvent !== undefined,
+      report: (event) => this.report(event),
+      track: (work) => this.track(work),
+      settleAbandoned: (key, contender) => this.settleAbandoned(key, contender),
+      createLock: (lease, settings) =>
+        arrivedInTime(lease, settings.leaseMs, this.engine.clock.time.monotonic())
+          ? new Lock<unknown>(this, lease, settings)
+          : undefined,
+      holderOf: (key) => this.keys.get(key)?.holder,
+      requeue: (key, waiter) => this.queueFor(key).requeue(waiter),
+      forget: (queue) => this.forgetIfIdle(queue),
+      closedError,
     };
   }
 
@@ -891,12 +674,6 @@ function resolveHeartbeat(value: number | false | undefined, leaseMs: number, na
     );
   }
   return heartbeatMs;
-}
-
-/** Poll gaps grow from 20 ms to `maxMs`, with jitter so contenders do not poll in step. */
-function pollDelay(attempt: number, maxMs: number, random: () => number): number {
-  const ceiling = Math.min(maxMs, 20 * 2 ** attempt);
-  return Math.max(5, Math.round(ceiling * (0.5 + random() * 0.5)));
 }
 
 /** A lock nothing renews reads its record every this many poll intervals. */

@@ -1,16 +1,11 @@
 import type { Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
-import {
-  isUnknownOutcome,
-  LockConfigError,
-  LockError,
-  LockLostError,
-  LockNotHeldError,
-  LockStoreError,
-} from '../shared/errors.js';
+import { isUnknownOutcome, LockConfigError, LockLostError, LockNotHeldError } from '../shared/errors.js';
 import { checkOptionKeys } from '../shared/option-keys.js';
 import type { ScheduledTimer, Scheduler } from '../shared/scheduler.js';
 import { checkDuration, describe } from '../shared/validation.js';
 import { encodeHandle } from './handle.js';
+import { lossDeadline } from './lease-deadline.js';
+import { type KeepingTerms, type KeptLock, LeaseKeeper, type LeaseOutcome } from './lease-keeper.js';
 import type { LockEventReport } from './lock-events.js';
 
 /** The options of `lock.release(options)` and `locks.release(key, handle, options)`. */
@@ -50,18 +45,10 @@ export interface LockHost {
   readonly closed: boolean;
 }
 
-export interface LockSettings {
-  leaseMs: number;
-  /** Renewal interval, or false for none. */
-  heartbeatMs: number | false;
+export interface LockSettings extends KeepingTerms {
   onLost?: ((error: LockLostError) => void) | undefined;
   /** Keep the lock held until at least this long after acquiring, even if released sooner. */
   lockAtLeastMs?: number | undefined;
-  /**
-   * For locks that are never renewed (fail-closed, or heartbeatMs: false): how often to read
-   * the record, so that a lock taken away (forceRelease, release by handle) aborts its signal.
-   */
-  verifyMs: number;
 }
 
 /**
@@ -73,8 +60,9 @@ export interface LockSettings {
 type LockState = 'held' | 'releasing' | 'released' | 'lost';
 
 /**
- * A held lock. Its lease is renewed in the background (never keeping the process alive);
- * `signal` aborts with a LockLostError as soon as this holder can no longer be sure it holds it.
+ * A held lock: the handle a caller holds. Its lease keeper renews the lease in the background
+ * (never keeping the process alive); `signal` aborts with a LockLostError as soon as this
+ * holder can no longer be sure it holds it. The lock orders its writes, and owns release.
  */
 export class Lock<T = unknown> {
   readonly key: string;
@@ -87,23 +75,12 @@ export class Lock<T = unknown> {
   private readonly abort = new AbortController();
   private state: LockState = 'held';
   private lostError: LockLostError | undefined;
-  private heartbeatTimer: ScheduledTimer | undefined;
-  private lossTimer: ScheduledTimer | undefined;
-  private verifyTimer: ScheduledTimer | undefined;
   private releaseRetryTimer: ScheduledTimer | undefined;
   private releaseRetries = 0;
+  /** Every write of this lock, in order: each names the version the one before it left. */
   private writes: Promise<unknown> = Promise.resolve();
-  private renewFailures = 0;
   private readonly acquiredAtMonotonic: number;
-  /**
-   * Monotonic time from which this holder no longer trusts its lease. After a write of unknown
-   * outcome it is the earlier of the deadlines the store may now hold.
-   */
-  private deadline: number;
-  /** Writes sent and not yet answered. */
-  private writesInFlight = 0;
-  /** A write's outcome is unknown and no later write has settled it. */
-  private unsure = false;
+  private readonly keeper: LeaseKeeper;
 
   /** @internal */
   constructor(
@@ -121,8 +98,30 @@ export class Lock<T = unknown> {
       fencingToken: this.fencingToken,
     });
     this.acquiredAtMonotonic = lease.sentAt;
-    this.deadline = lossDeadline(lease.sentAt, settings.leaseMs, 0);
-    this.armTimers();
+    this.keeper = new LeaseKeeper(this.keptLock(), lease, host.engine);
+    this.keeper.arm();
+  }
+
+  /** The lock as its keeper sees it. */
+  private keptLock(): KeptLock {
+    return {
+      key: this.key,
+      terms: () => this.settings,
+      keeping: () => this.state === 'held' || this.state === 'releasing',
+      lost: () => this.state === 'lost',
+      heartbeat: () => this.heartbeat(),
+      leaseOutcome: (report: LeaseOutcome) => {
+        if (report.outcome === 'lost') this.markLost(report.error);
+        else if (report.outcome === 'renewed') {
+          this.host.report({
+            type: 'renewed',
+            key: this.key,
+            fencingToken: this.fencingToken,
+            expiresAt: this.expiresAt,
+          });
+        }
+      },
+    };
   }
 
   /**
@@ -131,7 +130,7 @@ export class Lock<T = unknown> {
    * learns it on its first look, before its timers run.
    */
   get signal(): AbortSignal {
-    this.checkDeadline();
+    this.keeper.checkDeadline();
     return this.abort.signal;
   }
 
@@ -157,7 +156,7 @@ export class Lock<T = unknown> {
 
   /** True until released or lost; checks the lease's end on every read, like `signal`. */
   get isHeld(): boolean {
-    this.checkDeadline();
+    this.keeper.checkDeadline();
     return this.state === 'held';
   }
 
@@ -181,7 +180,7 @@ export class Lock<T = unknown> {
 
   /** Stores `data` in the lock record without unlocking (also renews the lease). */
   async update(data: T): Promise<void> {
-    this.checkDeadline();
+    this.keeper.checkDeadline();
     if (this.state === 'lost') throw this.lostError!; // a lost lock says so before anything else
     this.host.checkData(data, this.lease);
     if (this.state === 'held') this.cancelReleaseRetry(); // using the lock again: its release is the caller's again
@@ -198,7 +197,7 @@ export class Lock<T = unknown> {
     checkReleaseOptions('lock.release()', options);
     const withData = 'data' in options ? { value: options.data } : undefined;
     if (withData) this.host.checkData(withData.value, this.lease);
-    this.checkDeadline();
+    this.keeper.checkDeadline();
     if (this.state === 'released') {
       // Nothing to free, but data must be stored or the call must throw.
       if (withData) throw new LockNotHeldError(this.key, 'it was already released; the data was not stored');
@@ -234,8 +233,9 @@ export class Lock<T = unknown> {
     this.host.lockEnded(this as Lock<unknown>);
     // Lost by the clock while a write may still land (or may have landed): once every write
     // is answered, the client makes sure the record does not stay held by this lock.
-    if (this.writesInFlight > 0 || this.unsure) {
-      const writesDone = this.writes.then(() => this.unsure || this.landedAfterLoss);
+    const keeper = this.keeper;
+    if (keeper.writesInFlight > 0 || keeper.unsure) {
+      const writesDone = this.writes.then(() => keeper.unsure || keeper.landedAfterLoss);
       this.host.settleAbandoned(this.key, this.contender(), writesDone);
     }
   }
@@ -249,8 +249,6 @@ export class Lock<T = unknown> {
     this.host.lockEnded(this as Lock<unknown>);
   }
 
-  /** A write of this lock was stored after the lock was marked lost. */
-  private landedAfterLoss = false;
   /** The release that failed and is being retried, with its data. */
   private pendingRelease: { data: { value: unknown } | undefined } | undefined;
 
@@ -261,44 +259,9 @@ export class Lock<T = unknown> {
     };
   }
 
-  /** Trusts the lease no longer than `deadline` (keeps the earlier of the two), re-arming the loss timer. */
-  private lowerDeadline(deadline: number): void {
-    if (deadline >= this.deadline) return;
-    this.deadline = deadline;
-    this.armLossTimer();
-  }
-
-  /**
-   * Ends the lock at the deadline. Timers may fire a little early by the monotonic clock
-   * (Node rounds to whole ms on a cached loop time): then it waits again for the remainder.
-   */
-  private armLossTimer(): void {
-    this.lossTimer?.cancel();
-    const remaining = this.deadline - this.time.monotonic();
-    this.lossTimer = this.time.setTimer(
-      () => {
-        if (this.time.monotonic() < this.deadline) this.armLossTimer();
-        else this.checkDeadline();
-      },
-      Math.min(Math.max(1, remaining), LONGEST_TIMER_MS),
-    );
-  }
-
-  /** Past the deadline: the lease can no longer be trusted, whatever a timer would say later. */
-  private checkDeadline(): void {
-    if (this.state !== 'held' && this.state !== 'releasing') return;
-    if (this.time.monotonic() < this.deadline) return;
-    this.markLost(
-      new LockLostError(
-        this.key,
-        'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)',
-        { maybeApplied: this.unsure },
-      ),
-    );
-  }
-
   private async finishRelease(data: { value: unknown } | undefined): Promise<void> {
-    this.checkDeadline();
+    const keeper = this.keeper;
+    keeper.checkDeadline();
     if (this.state === 'lost') throw this.lostError!;
     if (this.state === 'released') {
       // Another release (close(), a release by handle) got there first, without this data.
@@ -306,10 +269,10 @@ export class Lock<T = unknown> {
       return;
     }
     this.state = 'releasing';
-    this.clearLeaseTimers();
+    keeper.stop();
     const holdMs = this.remainingMinimumHoldMs();
-    if (holdMs > 0) this.lowerDeadline(lossDeadline(this.time.monotonic(), holdMs, 0));
-    this.writesInFlight++;
+    if (holdMs > 0) keeper.lowerDeadline(lossDeadline(this.time.monotonic(), holdMs, 0));
+    keeper.writesInFlight++;
     try {
       if (holdMs > 0) {
         // lockAtLeastMs: instead of freeing, shorten the lease to end at the minimum hold
@@ -318,7 +281,7 @@ export class Lock<T = unknown> {
       } else {
         await this.host.releaseLease(this as Lock<unknown>, data);
       }
-      this.unsure = false;
+      keeper.unsure = false;
       this.pendingRelease = undefined;
       this.markReleased();
     } catch (error) {
@@ -328,19 +291,19 @@ export class Lock<T = unknown> {
         if (isUnknownOutcome(error)) {
           // The store may now hold a free record or the shortened lease (the deadline already
           // counts it): the release is retried until that is settled.
-          this.unsure = true;
-        } else if (!this.unsure) {
+          keeper.unsure = true;
+        } else if (!keeper.unsure) {
           this.state = 'held'; // certainly not applied, nor an earlier attempt: still ours, and we know it
         }
         // Keep the lease renewed, and retry the release in the background so a caller that
         // cannot wait (a finished HTTP response, withLock after a throw) leaks nothing.
         this.pendingRelease = { data };
-        this.armTimers();
+        keeper.arm();
         this.scheduleReleaseRetry();
       }
       throw error;
     } finally {
-      this.writesInFlight--;
+      keeper.writesInFlight--;
     }
   }
 
@@ -358,51 +321,21 @@ export class Lock<T = unknown> {
   /**
    * Serialises writes to the record (renewals, updates) so each names the latest version.
    * `send` gets the lease the write asks for, read when the write runs (an `extend` queued
-   * before it may have changed it): on success the deadline counts from its send; on an
-   * unknown outcome the earlier of the old deadline and that one is kept.
+   * before it may have changed it); the keeper counts the deadline from it.
    */
   private write(
     send: (leaseMs: number) => Promise<void>,
     options: { leaseMs?: number; background?: boolean } = {},
   ): Promise<void> {
     const run = async () => {
-      this.checkDeadline();
+      this.keeper.checkDeadline();
       if (this.state === 'lost') throw this.lostError!;
       if (this.state === 'released') throw new LockNotHeldError(this.key, 'it was already released');
       if (this.state === 'releasing' && !options.background) {
         throw new LockNotHeldError(this.key, 'it is being released (a release is being retried)');
       }
       const leaseMs = options.leaseMs ?? this.settings.leaseMs;
-      const started = this.time.monotonic();
-      // From the send on the store may hold this lease: a shorter one counts at once.
-      this.lowerDeadline(lossDeadline(started, leaseMs, 0));
-      this.writesInFlight++;
-      try {
-        await send(leaseMs);
-        if ((this.state as LockState) === 'lost') {
-          this.landedAfterLoss = true;
-          return;
-        }
-        this.unsure = false;
-        this.renewFailures = 0;
-        this.deadline = lossDeadline(this.lease.sentAt, leaseMs, this.time.monotonic() - started);
-        this.armTimers();
-        this.host.report({
-          type: 'renewed',
-          key: this.key,
-          fencingToken: this.fencingToken,
-          expiresAt: this.expiresAt,
-        });
-      } catch (error) {
-        if (error instanceof LockLostError) this.markLost(error);
-        else if (isUnknownOutcome(error)) {
-          this.unsure = true;
-          this.armTimers();
-        }
-        throw error;
-      } finally {
-        this.writesInFlight--;
-      }
+      await this.keeper.write(leaseMs, () => send(leaseMs));
     };
     return this.afterWrites(run);
   }
@@ -414,109 +347,23 @@ export class Lock<T = unknown> {
     return result;
   }
 
-  /** (Re)starts the heartbeat, the loss timer and the ownership check from the current deadline. */
-  private armTimers(): void {
-    this.clearLeaseTimers();
-    if (this.state !== 'held' && this.state !== 'releasing') return;
-    const now = this.time.monotonic();
-    if (now >= this.deadline) {
-      this.checkDeadline();
-      return;
-    }
-    const beat = this.heartbeatDelay(this.settings.leaseMs);
-    if (beat === undefined) {
-      // Nothing renews this lock: read the record now and then to learn if it was taken away.
-      this.verifyTimer = this.time.setTimer(() => void this.verify(), this.settings.verifyMs);
-    }
-    if (!Number.isFinite(this.deadline)) return; // fail-closed: nothing expires
-    this.armLossTimer();
-    // A renewal must be able to land before the deadline; after a failure, none is tried in
-    // the last few ms (the loss timer ends the lock), so a refusing store meets no tight loop.
-    const delay = beat === undefined ? undefined : Math.min(beat, this.deadline - now - 1);
-    if (delay !== undefined && (delay >= MIN_RETRY_MS || (this.renewFailures === 0 && delay >= 0))) {
-      this.heartbeatTimer = this.time.setTimer(() => void this.heartbeat(), delay);
-    }
-  }
-
-  private heartbeatDelay(leaseMs: number): number | undefined {
-    const { heartbeatMs } = this.settings;
-    if (heartbeatMs === false || !Number.isFinite(leaseMs)) return undefined;
-    const interval = heartbeatMs < leaseMs ? heartbeatMs : leaseMs / 3;
-    // After a failed renewal, retry sooner (but not in a tight loop).
-    return this.renewFailures === 0 ? interval : Math.max(MIN_RETRY_MS, interval / 2 ** this.renewFailures);
-  }
-
-  private async heartbeat(): Promise<void> {
-    // Woken up past the point where the lease can be trusted (a long pause): whatever a
-    // renewal would find, the code that ran meanwhile was not protected.
-    this.checkDeadline();
+  /** The keeper's heartbeat: a renewal in the order of writes, or, while a release is pending, another try at it. */
+  private heartbeat(): Promise<void> | undefined {
     if (this.state === 'releasing' && this.pendingRelease) {
       // A release of unknown outcome may have landed (the record free, or handed over): a
       // renewal would find it and call the lock lost. Retrying the release settles it instead.
       void this.host.track(this.retryRelease());
-      return;
+      return undefined;
     }
-    if (this.state !== 'held' && this.state !== 'releasing') return;
-    try {
-      await this.write((leaseMs) => this.host.engine.renew(this.lease, leaseMs), { background: true });
-    } catch (error) {
-      if (this.state !== 'held' && this.state !== 'releasing') return;
-      // Store failures are retried until the loss deadline; anything else (a corrupted record) ends the lease now.
-      if (
-        error instanceof LockError &&
-        !(error instanceof LockLostError) &&
-        !(error instanceof LockStoreError)
-      ) {
-        this.markLost(new LockLostError(this.key, `renewal failed: ${error.message}`, { cause: error }));
-        return;
-      }
-      this.renewFailures++;
-      this.armTimers(); // the loss timer keeps the deadline; the heartbeat retries sooner
-    }
-  }
-
-  /** Reads the record of a lock nothing renews; anything but our own lease there means it was taken away. */
-  private async verify(): Promise<void> {
-    if (this.state !== 'held' && this.state !== 'releasing') return;
-    try {
-      const current = await this.host.engine.read(this.key);
-      const ours =
-        current !== null && (this.lease.writeIds.has(current.record.writeId) || this.writesInFlight > 0);
-      if (!ours && (this.state === 'held' || this.state === 'releasing')) {
-        this.markLost(
-          new LockLostError(
-            this.key,
-            current?.record.holder
-              ? 'another acquisition holds it now (forceRelease or a release by handle freed it)'
-              : 'it was freed by someone else (forceRelease or a release by handle)',
-          ),
-        );
-        return;
-      }
-    } catch {
-      // A failed read proves nothing either way: look again at the next interval.
-    }
-    this.armTimers();
+    if (this.state !== 'held' && this.state !== 'releasing') return undefined;
+    return this.write((leaseMs) => this.host.engine.renew(this.lease, leaseMs), { background: true });
   }
 
   /** Stops everything this lock does in the background: renewing, watching for loss, retrying a release. */
   private clearTimers(): void {
-    this.clearLeaseTimers();
+    this.keeper.stop();
     this.releaseRetryTimer?.cancel();
     this.releaseRetryTimer = undefined;
-  }
-
-  /**
-   * Stops renewing and watching for loss, to re-arm them. A pending release retry stays: a
-   * renewal that lands meanwhile must not cancel it, or the lock would be renewed for ever.
-   */
-  private clearLeaseTimers(): void {
-    this.heartbeatTimer?.cancel();
-    this.lossTimer?.cancel();
-    this.verifyTimer?.cancel();
-    this.heartbeatTimer = undefined;
-    this.lossTimer = undefined;
-    this.verifyTimer = undefined;
   }
 
   /**
@@ -552,29 +399,4 @@ export class Lock<T = unknown> {
 }
 
 const RELEASE_RETRY_FIRST_MS = 100;
-/** setTimeout's longest delay (about 24.8 days); a longer one would fire at once. */
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
-/** Shortest pause before retrying a failed renewal. */
-const MIN_RETRY_MS = 10;
 const RELEASE_RETRY_LONGEST_MS = 5_000;
-
-/**
- * Monotonic time from which a holder stops trusting a lease whose expiry was sent at `sentAt`:
- * the lease's end less a safety margin of a tenth of the lease (at most 2 s), or twice the last
- * write's duration, but never more than half the lease.
- */
-function lossDeadline(sentAt: number, leaseMs: number, lastWriteMs: number): number {
-  if (!Number.isFinite(leaseMs)) return Number.POSITIVE_INFINITY;
-  const margin = Math.max(Math.min(leaseMs / 10, 2000), 2 * lastWriteMs);
-  return sentAt + leaseMs - Math.min(margin, leaseMs / 2);
-}
-
-/**
- * False when a claim landed so late (a slow network, SDK retries) that the lease it won can no
- * longer be trusted: such a lease is never handed to a caller; the caller keeps waiting instead.
- * The same deadline a new Lock would arm its loss timer with.
- */
-export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {
-  if (!Number.isFinite(leaseMs)) return true;
-  return now < lossDeadline(lease.sentAt, leaseMs, 0);
-}

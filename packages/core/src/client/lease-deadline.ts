@@ -1,0 +1,22 @@
+import type { LeaseState } from '../engine/lease-engine.js';
+
+/**
+ * Monotonic time from which a holder stops trusting a lease whose expiry was sent at `sentAt`:
+ * the lease's end less a safety margin of a tenth of the lease (at most 2 s), or twice the last
+ * write's duration, but never more than half the lease.
+ */
+export function lossDeadline(sentAt: number, leaseMs: number, lastWriteMs: number): number {
+  if (!Number.isFinite(leaseMs)) return Number.POSITIVE_INFINITY;
+  const margin = Math.max(Math.min(leaseMs / 10, 2000), 2 * lastWriteMs);
+  return sentAt + leaseMs - Math.min(margin, leaseMs / 2);
+}
+
+/**
+ * False when a claim landed so late (a slow network, SDK retries) that the lease it won can no
+ * longer be trusted: such a lease is never handed to a caller; the caller keeps waiting instead.
+ * The same deadline a new Lock would arm its loss timer with.
+ */
+export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {
+  if (!Number.isFinite(leaseMs)) return true;
+  return now < lossDeadline(lease.sentAt, leaseMs, 0);
+}

@@ -1,0 +1,346 @@
+import type { VersionedRecord } from '../contract/lock-record.js';
+import type { ClaimResult, Contender, LeaseState } from '../engine/lease-engine.js';
+import {
+  type HolderSummary,
+  isUnknownOutcome,
+  LockError,
+  LockStoreError,
+  LockTimeoutError,
+} from '../shared/errors.js';
+import { backoffMs } from '../shared/retry.js';
+import type { ScheduledTimer } from '../shared/scheduler.js';
+import { LocalTurn } from './local-turn.js';
+import type { HeldLock, QueueHost, Waiter } from './queue-host.js';
+
+/**
+ * Everything one client does about one key: the local holder, the local waiters (served in
+ * order), one poller shared by all of them (so N local waiters cost one poll, not N), the
+ * hand-over from a local holder to the next local waiter, and the client's current turn with
+ * the key (so other clients get the key too).
+ */
+export class KeyQueue<L extends HeldLock, S> {
+  readonly waiters: Waiter<L, S>[] = [];
+  holder: L | null = null;
+  private polling = false;
+  /** Latest record seen by a claim, for timeout messages and `holderSummary`. */
+  private lastSeen: VersionedRecord | null | undefined;
+  /** The poller's last store failure, cleared by the next answer: the cause of a timeout. */
+  private lastError: unknown;
+  readonly turn: LocalTurn;
+  private wakeUp: (() => void) | undefined;
+
+  constructor(
+    readonly key: string,
+    private readonly host: QueueHost<L, S>,
+  ) {
+    const { localTurnMs, pollMs } = host.settings;
+    this.turn = new LocalTurn(localTurnMs, pollMs, () => host.engine.clock.time.monotonic());
+  }
+
+  private get time() {
+    return this.host.engine.clock.time;
+  }
+
+  /** The first waiter still waiting, dropping those that gave up. */
+  head(): Waiter<L, S> | undefined {
+    while (this.waiters.length > 0 && this.waiters[0]!.settled) this.waiters.shift();
+    return this.waiters[0];
+  }
+
+  private remove(waiter: Waiter<L, S>): void {
+    const index = this.waiters.indexOf(waiter);
+    if (index >= 0) this.waiters.splice(index, 1);
+  }
+
+  get idle(): boolean {
+    return this.holder === null && this.head() === undefined && !this.polling;
+  }
+
+  /** Held or queued here: a claim by this client would only compete with its own. */
+  get busy(): boolean {
+    return this.holder !== null || this.head() !== undefined;
+  }
+
+  /** Sleeps up to `ms`, returning early when `wake()` is called. */
+  private nap(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      // The poller serves waiting callers: its naps keep the process alive, as their waits do.
+      const timer = this.time.setTimer(done, ms, { keepAlive: true });
+      function done() {
+        timer.cancel();
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+  }
+
+  wake(): void {
+    const wakeUp = this.wakeUp;
+    this.wakeUp = undefined;
+    wakeUp?.();
+  }
+
+  /** A claim found the key held by someone else: remember the record, and this client's turn is over. */
+  sawHeld(current: VersionedRecord | null): void {
+    this.lastSeen = current;
+    this.turn.end();
+  }
+
+  /** Rejects every waiter (the client is closing) and wakes the poller. */
+  rejectAll(error: unknown): void {
+    for (const waiter of [...this.waiters]) waiter.reject(error);
+    this.wake();
+  }
+
+  /** Who holds the key, as far as this client knows: its own holder, or the last record a claim saw. */
+  holderSummary(): HolderSummary | undefined {
+    const record = this.holder ? this.holder.lease.record : this.lastSeen?.record;
+    const holder = record?.holder;
+    if (!holder) return undefined;
+    return {
+      owner: holder.owner,
+      context: holder.context,
+      acquiredAt: holder.acquiredAt,
+      expiresAt: holder.expiresAt,
+    };
+  }
+
+  /** Queues a caller until it gets the lock, `waitMs` passes (LockTimeoutError) or `signal` aborts. */
+  wait(
+    request: { contender: Contender; settings: S },
+    waitMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<L> {
+    signal?.throwIfAborted();
+    const key = this.key;
+    return new Promise<L>((resolve, reject) => {
+      let timer: ScheduledTimer | undefined;
+      const onAbort = () =>
+        settle(() => {
+          this.host.report({ type: 'contended', key, reason: 'aborted', holder: this.holderSummary() });
+          reject(signal?.reason);
+        });
+      const settle = (finish: () => void) => {
+        if (waiter.settled) return;
+        waiter.settled = true;
+        timer?.cancel();
+        signal?.removeEventListener('abort', onAbort);
+        this.remove(waiter);
+        finish();
+        if (waiter.contender.unsure) this.host.settleAbandoned(key, waiter.contender);
+        this.wake();
+      };
+      const waiter: Waiter<L, S> = {
+        contender: request.contender,
+        settings: request.settings,
+        settled: false,
+        resolve: (lock) => {
+          waiter.contender.unsure = false; // it landed: nothing left to settle
+          settle(() => resolve(lock));
+        },
+        reject: (error) => settle(() => reject(error)),
+      };
+      if (Number.isFinite(waitMs)) {
+        timer = this.time.setTimer(
+          () =>
+            settle(() => {
+              const holder = this.holderSummary();
+              this.host.report({ type: 'contended', key, reason: 'timeout', holder });
+              // If the store kept failing, say so: the lock may not even be held.
+              reject(new LockTimeoutError(key, waitMs, holder, { cause: this.lastError }));
+            }),
+          waitMs,
+          { keepAlive: true },
+        );
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+      // Behind a local holder or other local waiters it is waiting already; otherwise the poller says so once its first claim fails.
+      if (this.holder || this.waiters.length > 1) this.reportWaiting();
+      this.ensurePolling();
+    });
+  }
+
+  /** Puts a waiter back in front (its lease came too late, or a hand-over to it failed) and polls for it. */
+  requeue(waiter: Waiter<L, S>): void {
+    if (!this.waiters.includes(waiter)) this.waiters.unshift(waiter);
+    this.ensurePolling();
+  }
+
+  ensurePolling(): void {
+    if (this.polling) return;
+    this.polling = true;
+    void this.host.track(this.poll()).finally(() => {
+      this.polling = false;
+      if (this.head() && !this.holder && !this.host.isClosing()) this.ensurePolling();
+      else this.host.forget(this);
+    });
+  }
+
+  /** The shared poller of the key: claims for the first local waiter, sleeping between tries. */
+  private async poll(): Promise<void> {
+    const { engine } = this.host;
+    let attempt = 0;
+    for (;;) {
+      const head = this.head();
+      if (!head) return;
+      if (this.holder) {
+        // A local holder will hand over on release; we only wake if it ends some other way.
+        await this.nap(this.host.settings.pollMs);
+        continue;
+      }
+      const stayAwayMs = this.turn.msToStayAway();
+      if (stayAwayMs > 0) {
+        // This client just ended its turn: other clients claim first.
+        await this.nap(stayAwayMs);
+        continue;
+      }
+      let result: ClaimResult;
+      try {
+        result = await engine.claim(this.key, head.contender);
+      } catch (error) {
+        if (isUnknownOutcome(error)) {
+          // The next claim for this waiter settles it (adopts it, or fences it off by version);
+          // if the waiter has gone meanwhile, settling happens in the background.
+          head.contender.unsure = true;
+          if (head.settled) this.host.settleAbandoned(this.key, head.contender);
+        }
+        if (error instanceof LockError && !(error instanceof LockStoreError && error.retryable)) {
+          for (const waiter of [...this.waiters]) waiter.reject(error);
+          return;
+        }
+        this.lastError = error;
+        await this.nap(backoffMs(engine.retry, Math.min(attempt++, 8), this.time.random));
+        continue;
+      }
+      this.lastError = undefined;
+      if (result.lease) {
+        attempt = 0;
+        this.deliver(head, result.lease);
+        continue;
+      }
+      this.sawHeld(result.current);
+      this.reportWaiting();
+      const untilClaimable = engine.msUntilClaimable(this.key, result.current);
+      let delay = pollDelay(attempt++, this.host.settings.pollMs, this.time.random);
+      if (untilClaimable !== undefined) delay = Math.min(delay, untilClaimable + 1);
+      await this.nap(delay);
+    }
+  }
+
+  /** Reports 'waiting' once for each local waiter not yet reported. */
+  private reportWaiting(): void {
+    if (!this.host.reportsEvents()) return;
+    const holder = this.holderSummary();
+    for (const waiter of this.waiters) {
+      if (waiter.settled || waiter.reportedWaiting) continue;
+      waiter.reportedWaiting = true;
+      this.host.report({ type: 'waiting', key: this.key, holder });
+    }
+  }
+
+  /** Gives a freshly acquired lease to `waiter`, or passes it on if the waiter gave up meanwhile. */
+  deliver(waiter: Waiter<L, S>, lease: LeaseState, previous?: L): void {
+    // A hand-over and a claim for the same waiter may both come back: the second names the
+    // acquisition a local lock already holds, and is dropped (releasing it would free that lock).
+    const holder = this.host.holderOf(this.key);
+    if (holder && holder !== previous && holder.lease.lockId === lease.lockId) return;
+    const lock = this.hold(lease, waiter.settings, previous);
+    if (!lock) {
+      // Won too late to be trusted: the stale lease is given back in the background, and the
+      // waiter keeps waiting (back in front if it was taken off) as a new contender, so its
+      // next claim takes a new lease rather than adopting the stale one. The key's entry may
+      // have been dropped meanwhile: the waiter goes into the current one, and it is polled.
+      this.host.settleAbandoned(this.key, waiter.contender);
+      waiter.contender = { lockId: this.time.randomId(), terms: waiter.contender.terms };
+      if (waiter.settled) return;
+      this.host.requeue(this.key, waiter);
+      return;
+    }
+    if (this.host.isClosing() && !waiter.settled) waiter.reject(this.host.closedError());
+    if (!waiter.settled) {
+      waiter.resolve(lock);
+      return;
+    }
+    // The waiter gave up while its claim was in flight: free the lock at once.
+    void this.host.track(lock.release().catch(() => undefined));
+  }
+
+  /**
+   * Makes the lock for a lease this client now holds; `previous` is the local lock that handed
+   * it over. Undefined when the claim landed too late to trust the lease: nobody gets a lock
+   * that is already lost, and the unrenewed lease simply runs out.
+   */
+  hold(lease: LeaseState, settings: S, previous?: L): L | undefined {
+    const lock = this.host.createLock(lease, settings);
+    if (!lock) {
+      previous?.markReleased();
+      this.host.forget(this);
+      return undefined;
+    }
+    this.holder = lock;
+    this.turn.begin(); // a hand-off continues the running turn
+    previous?.markReleased(); // before 'acquired', so events read in order
+    this.host.report({
+      type: 'acquired',
+      key: lock.key,
+      fencingToken: lock.fencingToken,
+      expiresAt: lock.expiresAt,
+      context: lock.context,
+    });
+    return lock;
+  }
+
+  /**
+   * Frees the local holder's lease: straight to the next local waiter (one conditional write,
+   * no poll delay) while this client's turn lasts, otherwise back to the store.
+   */
+  async release(lock: L, data?: { value: unknown }): Promise<void> {
+    const { engine } = this.host;
+    const next = this.head();
+    if (next && this.turn.used) {
+      // Local waiters had the key for a whole turn: give it back to the store, and keep our
+      // poller away until other clients' pollers have had their chance to claim it.
+      const sentAt = this.time.monotonic();
+      await engine.release(lock.lease, data);
+      this.turn.yieldedAfter(this.time.monotonic() - sentAt);
+      return;
+    }
+    if (!next || !engine.handOver) {
+      // Without a hand-over, the key's poller claims for the next local waiter once the lock ends.
+      await engine.release(lock.lease, data);
+      return;
+    }
+    this.remove(next);
+    let lease: LeaseState;
+    try {
+      lease = await engine.handOver(lock.lease, next.contender, data);
+    } catch (error) {
+      // A hand-over of unknown outcome is the handing lock's to settle: its release is retried,
+      // and finds the landed hand-over (lease.handedTo) whether this waiter stays or leaves.
+      if (this.host.isClosing() && !next.settled) next.reject(this.host.closedError());
+      // The key's entry may have been dropped meanwhile: put the waiter into the current one.
+      if (!next.settled) this.host.requeue(lock.key, next);
+      throw error;
+    }
+    this.deliver(next, lease, lock);
+  }
+
+  /** The local holder ended (released or lost): local waiters move on. */
+  lockEnded(lock: L): void {
+    if (this.holder !== lock) return;
+    this.holder = null;
+    // Nobody here wants the key any more. (With waiters left, the turn goes on: the poller
+    // claims for them at once, as with the list strategy, which cannot hand over.)
+    if (!this.head()) this.turn.end();
+    this.wake();
+    if (this.head()) this.ensurePolling();
+    this.host.forget(this);
+  }
+}
+
+/** Poll gaps grow from 20 ms to `maxMs`, with jitter so contenders do not poll in step. */
+function pollDelay(attempt: number, maxMs: number, random: () => number): number {
+  const ceiling = Math.min(maxMs, 20 * 2 ** attempt);
+  return Math.max(5, Math.round(ceiling * (0.5 + random() * 0.5)));
+}

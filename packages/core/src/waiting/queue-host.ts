@@ -1,0 +1,53 @@
+import type { LockEventReport } from '../client/lock-events.js';
+import type { Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
+
+/** What a key's queue needs of the lock it hands out. */
+export interface HeldLock {
+  readonly key: string;
+  readonly lease: LeaseState;
+  readonly fencingToken: number;
+  readonly expiresAt: number | null;
+  readonly context: string | undefined;
+  release(): Promise<void>;
+  /** Ends the lock as released (it was handed over, or a stale lease was dropped). */
+  markReleased(): void;
+}
+
+/** One caller of `acquire` waiting for a key. */
+export interface Waiter<L extends HeldLock, S> {
+  contender: Contender;
+  settings: S;
+  resolve(lock: L): void;
+  reject(error: unknown): void;
+  settled: boolean;
+  /** Set once a 'waiting' event was reported for this caller. */
+  reportedWaiting?: boolean;
+}
+
+/**
+ * What a key's queue needs of its client: the engine, the client's settings and background
+ * work, its events, and the client's other queues (an entry may be dropped and made anew while
+ * a request is in flight: a waiter put back goes into the key's current queue).
+ */
+export interface QueueHost<L extends HeldLock, S> {
+  readonly engine: LeaseEngine;
+  readonly settings: { readonly pollMs: number; readonly localTurnMs: number };
+  /** True once the client is closing. */
+  isClosing(): boolean;
+  /** False when nobody listens to events (so none are prepared). */
+  reportsEvents(): boolean;
+  report(event: LockEventReport): void;
+  /** Keeps `work` among what the client's close() waits for. */
+  track<R>(work: Promise<R>): Promise<R>;
+  /** Makes sure an acquisition nobody waits for does not keep `key` (in the background). */
+  settleAbandoned(key: string, contender: Contender): void;
+  /** The lock for a lease just won, or undefined when it arrived too late to be trusted. */
+  createLock(lease: LeaseState, settings: S): L | undefined;
+  /** The local holder of `key` in the client's current queue for it, if any. */
+  holderOf(key: string): L | null | undefined;
+  /** Puts `waiter` back in front of the client's current queue for `key` (made if needed), and polls. */
+  requeue(key: string, waiter: Waiter<L, S>): void;
+  /** Drops `queue` from the client when it is idle and still the key's current queue. */
+  forget(queue: { readonly key: string; readonly idle: boolean }): void;
+  closedError(): Error;
+}
