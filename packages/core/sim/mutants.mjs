@@ -66,11 +66,11 @@ const MUTANTS = [
   },
   {
     name: 'claim any lease 10 ms after its last write',
-    file: 'src/engine/cas/lease-protocol.ts',
+    file: 'src/engine/cas/claimable.ts',
     search:
-      '    if (!holder) return true;\n    if (holder.leaseMs === null) return false;\n    if (this.clock.mode',
+      '  if (!holder) return true;\n  if (holder.leaseMs === null) return false;\n  if (parts.clock.mode',
     replace:
-      '    if (!holder || holder.renewedAt < this.clock.time.now() - 10) return true;\n    if (holder.leaseMs === null) return false;\n    if (this.clock.mode',
+      '  if (!holder || holder.renewedAt < parts.clock.time.now() - 10) return true;\n  if (holder.leaseMs === null) return false;\n  if (parts.clock.mode',
   },
   {
     name: 'review 1: a landed hand-over counted from when it was learned',
@@ -81,29 +81,29 @@ const MUTANTS = [
   },
   {
     name: "review 2a: the re-read's error rethrown as not applied",
-    file: 'src/engine/cas/lease-protocol.ts',
-    search: '      throw stillUnknown(key, unsure ?? error, error);\n',
-    replace: '      throw error;\n',
+    file: 'src/engine/cas/resolved-write.ts',
+    search: '    throw stillUnknown(key, unsure ?? error, error);\n',
+    replace: '    throw error;\n',
   },
   {
     name: 'review 2b: record unchanged after a timeout taken as not applied',
-    file: 'src/engine/cas/lease-protocol.ts',
-    search: '    if (unchanged) throw stillUnknown(key, unsure);\n',
+    file: 'src/engine/cas/resolved-write.ts',
+    search: '  if (unchanged) throw stillUnknown(key, unsure);\n',
     replace:
       "    if (unchanged) throw new LockStoreError('not applied', { retryable: true, maybeApplied: false });\n",
   },
   {
     name: 'review 2b: claimInOneRequest busy after a maybe-applied claim',
-    file: 'src/engine/cas/lease-protocol.ts',
+    file: 'src/engine/cas/claim.ts',
     search:
-      '      // Not there now, but a request whose condition is a state may still land later: unknown.\n      throw stillUnknown(key, error);\n',
-    replace: '      return { lease: null, current };\n',
+      '    // Not there now, but a request whose condition is a state may still land later: unknown.\n    throw stillUnknown(key, error);\n',
+    replace: '    return { lease: null, current };\n',
   },
   {
     name: 'review 2: abandoned claims never settled',
-    file: 'src/client/lock-client.ts',
-    search: '    if (!settle || contender.abandoned) return;\n',
-    replace: '    if (contender.lockId || !settle || contender.abandoned) return;\n',
+    file: 'src/client/abandoned-claim.ts',
+    search: '  if (!settle || contender.abandoned) return;\n',
+    replace: '  if (contender.lockId || !settle || contender.abandoned) return;\n',
   },
   {
     name: 'review 3: a shortening renewal keeps the later deadline',
@@ -113,9 +113,9 @@ const MUTANTS = [
   },
   {
     name: 'review 4: new tokens ignore the floor this client saw',
-    file: 'src/engine/cas/lease-protocol.ts',
-    search: '    return Math.max(current?.record.token ?? 0, this.known.tokenFloor(key)) + 1;\n',
-    replace: '    return (current?.record.token ?? 0) + 1;\n',
+    file: 'src/engine/cas/own-lease.ts',
+    search: '  return Math.max(current?.record.token ?? 0, parts.known.tokenFloor(key)) + 1;\n',
+    replace: '  return (current?.record.token ?? 0) + 1;\n',
   },
   {
     name: 'review 7: a renewal landing after the loss is not settled',

@@ -1,5 +1,5 @@
 import type { Lock } from '../src/client/lock.js';
-import type { AcquireOptions } from '../src/client/lock-client.js';
+import type { AcquireOptions } from '../src/client/lock-options.js';
 import { LockStoreError } from '../src/shared/errors.js';
 import {
   type Checker,

@@ -3,15 +3,15 @@
 export type { Campaign, CampaignOptions } from './client/campaign.js';
 export { keyOfHandle } from './client/handle.js';
 export { Lock, type ReleaseOptions } from './client/lock.js';
-export {
-  type AcquireOptions,
-  LockClient,
-  type LockClientOptions,
-  type LockInfo,
-  type ResumeOptions,
-  type TryAcquireOptions,
-} from './client/lock-client.js';
+export { LockClient } from './client/lock-client.js';
 export type { LockEvent, LockEventListener } from './client/lock-events.js';
+export type { LockInfo } from './client/lock-info.js';
+export type {
+  AcquireOptions,
+  LockClientOptions,
+  ResumeOptions,
+  TryAcquireOptions,
+} from './client/lock-options.js';
 export type { LockStore } from './contract/lock-store.js';
 export type { LeaseStrategy } from './engine/lease-engine.js';
 export type { ClockMode, ClockOptions, TimeSource } from './shared/clock.js';

@@ -1,7 +1,8 @@
 import { LockError, LockLostError } from '../shared/errors.js';
+import type { Scheduler } from '../shared/scheduler.js';
 import { sleep } from '../shared/sleep.js';
 import type { Lock } from './lock.js';
-import type { AcquireOptions, LockClient } from './lock-client.js';
+import type { AcquireOptions } from './lock-options.js';
 
 export interface CampaignOptions<T = unknown>
   extends Pick<AcquireOptions, 'leaseMs' | 'heartbeatMs' | 'context'> {
@@ -38,10 +39,19 @@ export interface Campaign {
   readonly done: Promise<void>;
 }
 
+/** What a campaign needs of the client it campaigns through: acquiring, and knowing it closed. */
+export interface Campaigner {
+  acquire<T>(key: string, options: AcquireOptions): Promise<Lock<T>>;
+  /** True once the client was closed: the campaign stops. */
+  isClosed(): boolean;
+  /** The client's clock and timers, for the pauses between tries. */
+  readonly time: Scheduler;
+}
+
 /** Leader election over one key: campaign until elected, lead a term, campaign again after a loss. */
-export function startCampaign<T>(client: LockClient, key: string, options: CampaignOptions<T>): Campaign {
+export function startCampaign<T>(client: Campaigner, key: string, options: CampaignOptions<T>): Campaign {
   const stopping = new AbortController();
-  const time = client.engine.clock.time;
+  const { time } = client;
   let current: Lock<T> | undefined;
   const onExternalAbort = () => stopping.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onExternalAbort, { once: true });
@@ -67,7 +77,7 @@ export function startCampaign<T>(client: LockClient, key: string, options: Campa
           signal: stopping.signal,
         });
       } catch (error) {
-        if (stopping.signal.aborted || client.closed) break;
+        if (stopping.signal.aborted || client.isClosed()) break;
         report(error);
         await sleep(time, Math.min(100 * 2 ** failures++, 5000), stopping.signal, { keepAlive: true }).catch(
           () => undefined,

@@ -1,170 +1,47 @@
-import type { VersionedRecord } from '../contract/lock-record.js';
-import type { LockStore } from '../contract/lock-store.js';
-import { LeaseProtocol } from '../engine/cas/lease-protocol.js';
-import {
-  type ClaimResult,
-  type Contender,
-  engineFactoryOf,
-  type LeaseEngine,
-  type LeaseState,
-  type LeaseStrategy,
-  type LeaseTerms,
-} from '../engine/lease-engine.js';
-import { CLOCK_OPTION_KEYS, type ClockMode, type ClockOptions, resolveClock } from '../shared/clock.js';
+import type { ClaimResult, Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
 import {
   type HolderSummary,
   isUnknownOutcome,
   LockConfigError,
-  LockError,
   LockLostError,
   LockNotHeldError,
   LockStoreError,
   LockTimeoutError,
 } from '../shared/errors.js';
 import { checkOptionKeys } from '../shared/option-keys.js';
-import { defaultOwnerId } from '../shared/owner-id.js';
-import { backoffMs, RETRY_OPTION_KEYS, type RetryOptions, resolveRetry } from '../shared/retry.js';
-import type { ScheduledTimer, Scheduler } from '../shared/scheduler.js';
+import { backoffMs } from '../shared/retry.js';
+import type { Scheduler } from '../shared/scheduler.js';
 import { sleep } from '../shared/sleep.js';
-import {
-  checkContext,
-  checkDuration,
-  checkKeyShape,
-  checkSignal,
-  checkWait,
-  describe,
-} from '../shared/validation.js';
+import { checkDuration, checkKeyShape, checkSignal, checkWait, describe } from '../shared/validation.js';
 import { KeyQueue } from '../waiting/key-queue.js';
 import type { QueueHost } from '../waiting/queue-host.js';
-import { CAMPAIGN_OPTION_KEYS, type Campaign, type CampaignOptions, startCampaign } from './campaign.js';
+import { settleAbandonedClaim } from './abandoned-claim.js';
+import { type AcquireRequest, prepareAcquire } from './acquire-request.js';
+import {
+  CAMPAIGN_OPTION_KEYS,
+  type Campaign,
+  type Campaigner,
+  type CampaignOptions,
+  startCampaign,
+} from './campaign.js';
+import { setUpClient } from './client-setup.js';
 import { decodeHandle } from './handle.js';
 import { arrivedInTime } from './lease-deadline.js';
 import { checkReleaseOptions, Lock, type LockHost, type LockSettings, type ReleaseOptions } from './lock.js';
 import { type LockEvent, type LockEventListener, type LockEventReport, reportEvent } from './lock-events.js';
-
-export interface LockClientOptions {
-  /** Where locks live: memoryStore(), s3Store(...), dynamoStore(...), or s3ListStore(...) for S3 without conditional writes. */
-  store: LockStore | LeaseStrategy;
-  /** Lease length in ms (default 30 000). Infinity makes fail-closed locks that never expire. */
-  leaseMs?: number;
-  /** Renewal interval in ms (default leaseMs / 3); false turns background renewal off. */
-  heartbeatMs?: number | false;
-  /** Owner id stored in records and shown by inspect (default host:pid:random). */
-  owner?: string;
-  /** 'trusted' (default) or 'untrusted' wall clocks; see ClockOptions. */
-  clock?: ClockMode | ClockOptions;
-  /** Backoff for throttled or failed store requests. */
-  retry?: RetryOptions;
-  /** Longest pause between two polls of a held lock, in ms (default 1000). */
-  pollMs?: number;
-  /**
-   * How long waiters in this client may pass a contended lock among themselves, in ms, before
-   * a release gives it back to the store so that waiters in other processes get a turn
-   * (default 2 × pollMs; Infinity: never, for a client that is the only one using its keys).
-   */
-  localTurnMs?: number;
-  /** Called for every acquired / renewed / released / lost / waiting / contended event, for dashboards and metrics. */
-  onEvent?: LockEventListener;
-}
-
-export interface AcquireOptions {
-  /** How long to wait for a held lock, in ms: 0 = one try, Infinity = until acquired or `signal` aborts. Default Infinity. */
-  waitMs?: number;
-  /** Cancels waiting; rejects with the signal's reason. */
-  signal?: AbortSignal;
-  /** Lease length for this lock (default: the client's). */
-  leaseMs?: number;
-  /** Renewal interval for this lock (default: the client's). */
-  heartbeatMs?: number | false;
-  /** Who and why, stored with the lock and shown to waiters ("deploy #42 on host-a"). */
-  context?: string;
-  /** Called once if the lease is lost (the lock's signal aborts at the same moment). */
-  onLost?: (error: LockLostError) => void;
-  /**
-   * Keeps the lock held at least this long after acquiring, even when released sooner: the
-   * release then shortens the lease to end at that point instead of freeing the lock.
-   * For scheduled jobs every replica fires: a replica whose clock is a little late finds the
-   * lock still held and skips, instead of running the job a second time.
-   */
-  lockAtLeastMs?: number;
-  /**
-   * When the first try fails because the store does (a LockStoreError), reject with that error
-   * at once instead of retrying it while waiting (default false). For callers that must answer
-   * soon, such as HTTP routes: a store that is down then means 503, not a long wait and a 423.
-   * Store errors met later, while waiting, are still retried.
-   */
-  failFastOnStoreError?: boolean;
-}
-
-/** Every option of the LockClient constructor: the compiler fails here when one is added or dropped. */
-const CLIENT_OPTIONS: Record<keyof LockClientOptions, true> = {
-  store: true,
-  leaseMs: true,
-  heartbeatMs: true,
-  owner: true,
-  clock: true,
-  retry: true,
-  pollMs: true,
-  localTurnMs: true,
-  onEvent: true,
-};
-const CLIENT_OPTION_KEYS = Object.keys(CLIENT_OPTIONS);
-
-/** Every option of acquire() and withLock(). */
-const ACQUIRE_OPTIONS: Record<keyof AcquireOptions, true> = {
-  waitMs: true,
-  signal: true,
-  leaseMs: true,
-  heartbeatMs: true,
-  context: true,
-  onLost: true,
-  lockAtLeastMs: true,
-  failFastOnStoreError: true,
-};
-const ACQUIRE_OPTION_KEYS = Object.keys(ACQUIRE_OPTIONS);
-
-/** The options of tryAcquire(), which never waits. */
-export type TryAcquireOptions = Omit<AcquireOptions, 'waitMs' | 'signal' | 'failFastOnStoreError'>;
-const TRY_ACQUIRE_OPTIONS: Record<keyof TryAcquireOptions, true> = {
-  leaseMs: true,
-  heartbeatMs: true,
-  context: true,
-  onLost: true,
-  lockAtLeastMs: true,
-};
-const TRY_ACQUIRE_OPTION_KEYS = Object.keys(TRY_ACQUIRE_OPTIONS);
-/** Options of acquire() that tryAcquire() refuses, with why. */
-const NOT_FOR_TRY_ACQUIRE: Record<Exclude<keyof AcquireOptions, keyof TryAcquireOptions>, string> = {
-  waitMs: 'tryAcquire() never waits; use acquire(key, { waitMs }) to wait.',
-  signal: 'tryAcquire() never waits, so there is nothing to cancel; use acquire(key, { signal }) to wait.',
-  failFastOnStoreError: 'tryAcquire() always reports a store error at once.',
-};
-
-/** The options of resume(). */
-export type ResumeOptions = Pick<AcquireOptions, 'heartbeatMs' | 'onLost'>;
-const RESUME_OPTIONS: Record<keyof ResumeOptions, true> = { heartbeatMs: true, onLost: true };
-const RESUME_OPTION_KEYS = Object.keys(RESUME_OPTIONS);
-
-/** What `inspect` reports about a key. */
-export interface LockInfo<T = unknown> {
-  key: string;
-  /** 'held' (lease running), 'expired' (holder's lease ran out, not yet taken over), 'free'. */
-  state: 'free' | 'held' | 'expired';
-  /** Highest fencing token issued so far (0 if never acquired). */
-  fencingToken: number;
-  owner?: string;
-  context?: string;
-  acquiredAt?: number;
-  expiresAt?: number | null;
-  data?: T;
-}
-
-export interface ResolvedClientSettings {
-  leaseMs: number;
-  heartbeatMs: number | false;
-  pollMs: number;
-  localTurnMs: number;
-}
+import { describeRecord, type LockInfo } from './lock-info.js';
+import {
+  ACQUIRE_OPTION_KEYS,
+  type AcquireOptions,
+  type LockClientOptions,
+  NOT_FOR_TRY_ACQUIRE,
+  RESUME_OPTION_KEYS,
+  type ResolvedClientSettings,
+  type ResumeOptions,
+  resolveHeartbeat,
+  TRY_ACQUIRE_OPTION_KEYS,
+  type TryAcquireOptions,
+} from './lock-options.js';
 
 /**
  * The entry point: acquire, tryAcquire, withLock, inspect, release/resume by handle,
@@ -195,56 +72,11 @@ export class LockClient implements LockHost {
   }
 
   constructor(options: LockClientOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new LockConfigError('new LockClient(options) needs an options object with a store.');
-    }
-    checkOptionKeys('new LockClient()', options, CLIENT_OPTION_KEYS);
-    if (typeof options.clock === 'object') {
-      checkOptionKeys('new LockClient({ clock })', options.clock, CLOCK_OPTION_KEYS);
-    }
-    checkOptionKeys('new LockClient({ retry })', options.retry, RETRY_OPTION_KEYS);
-    const { store } = options;
-    const isStore = (candidate: unknown): candidate is LockStore =>
-      typeof (candidate as LockStore | undefined)?.read === 'function' &&
-      typeof (candidate as LockStore | undefined)?.write === 'function';
-    const createEngine = engineFactoryOf(store);
-    if (!createEngine && !isStore(store)) {
-      throw new LockConfigError(
-        'LockClient needs a store: memoryStore(), s3Store({ client, bucket }), dynamoStore({ client, table }) or s3ListStore({ client, bucket }).',
-      );
-    }
-    const leaseMs = checkDuration('leaseMs', options.leaseMs ?? 30_000, { allowInfinity: true });
-    const heartbeatMs = resolveHeartbeat(options.heartbeatMs, leaseMs, 'heartbeatMs');
-    const pollMs = checkDuration('pollMs', options.pollMs ?? 1000);
-    // Two polls' worth: with nobody else waiting, a yield leaves the lock free for about one
-    // pollMs, so local throughput keeps about two thirds, while another process's waiter gets
-    // the lock within about three pollMs of a turn starting.
-    const localTurnMs = checkDuration('localTurnMs', options.localTurnMs ?? 2 * pollMs, {
-      allowInfinity: true,
-    });
-    if (
-      options.owner !== undefined &&
-      (typeof options.owner !== 'string' || options.owner.length === 0 || options.owner.length > 256)
-    ) {
-      throw new LockConfigError(
-        `owner must be a non-empty string of at most 256 characters, got ${describe(options.owner)}.`,
-      );
-    }
-    if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
-      throw new LockConfigError(`onEvent must be a function, got ${describe(options.onEvent)}.`);
-    }
-    this.onEvent = options.onEvent;
-    this.owner = options.owner ?? defaultOwnerId();
-    this.settings = { leaseMs, heartbeatMs, pollMs, localTurnMs };
-    const environment = {
-      clock: resolveClock(options.clock),
-      retry: resolveRetry(options.retry),
-      owner: this.owner,
-    };
-    this.engine = createEngine
-      ? createEngine(environment)
-      : new LeaseProtocol(store as LockStore, environment.clock, environment.retry, this.owner);
-    this.engine.checkLeaseMs(leaseMs);
+    const setup = setUpClient(options);
+    this.engine = setup.engine;
+    this.owner = setup.owner;
+    this.settings = setup.settings;
+    this.onEvent = setup.onEvent;
     this.queueHost = this.makeQueueHost();
   }
 
@@ -309,7 +141,7 @@ export class LockClient implements LockHost {
   async inspect<T = unknown>(key: string): Promise<LockInfo<T>> {
     this.checkKey(key);
     const current = await this.engine.read(key);
-    return this.describeRecord(key, current) as LockInfo<T>;
+    return describeRecord(key, current, this.time.now()) as LockInfo<T>;
   }
 
   /** Releases the acquisition named by `handle` (from `lock.handle`, possibly in another process). */
@@ -407,7 +239,12 @@ export class LockClient implements LockHost {
       heartbeatMs: options.heartbeatMs,
       context: options.context,
     });
-    return startCampaign(this, key, options);
+    const campaigner: Campaigner = {
+      acquire: (campaignKey, acquireOptions) => this.acquire(campaignKey, acquireOptions),
+      isClosed: () => this.closed,
+      time: this.time,
+    };
+    return startCampaign(campaigner, key, options);
   }
 
   /**
@@ -491,27 +328,7 @@ export class LockClient implements LockHost {
    * times once the client is closing).
    */
   settleAbandoned(key: string, contender: Contender, when?: Promise<boolean>): void {
-    const settle = this.engine.settleAbandoned?.bind(this.engine);
-    if (!settle || contender.abandoned) return;
-    contender.abandoned = true;
-    contender.unsure = false;
-    const run = async () => {
-      if (when && !(await when)) return;
-      for (let attempt = 0, afterClose = 0; ; attempt++) {
-        try {
-          await settle(key, contender);
-          return;
-        } catch (error) {
-          const retryable = error instanceof LockStoreError && error.retryable;
-          if (!retryable || (this.closing && afterClose++ >= this.engine.retry.attempts)) {
-            this.report({ type: 'unsettled', key, error });
-            return;
-          }
-          await sleep(this.time, backoffMs(this.engine.retry, Math.min(attempt, 8), this.time.random));
-        }
-      }
-    };
-    void this.track(run());
+    settleAbandonedClaim(this.queueHost, key, contender, when);
   }
 
   /** @internal */
@@ -521,46 +338,9 @@ export class LockClient implements LockHost {
 
   // ---- acquiring ------------------------------------------------------------------------
 
-  private prepare(
-    key: string,
-    options: AcquireOptions,
-  ): { contender: Contender; settings: LockSettings; signal?: AbortSignal } {
+  private prepare(key: string, options: AcquireOptions): AcquireRequest {
     this.checkKey(key);
-    if (typeof options !== 'object' || options === null)
-      throw new LockConfigError('Acquire options must be an object.');
-    const leaseMs = checkDuration('leaseMs', options.leaseMs ?? this.settings.leaseMs, {
-      allowInfinity: true,
-    });
-    this.engine.checkLeaseMs(leaseMs);
-    // A per-call lease without a per-call heartbeat renews at a third of that lease, unless the client turned renewal off.
-    const inherited =
-      this.settings.heartbeatMs === false || options.leaseMs === undefined
-        ? this.settings.heartbeatMs
-        : undefined;
-    const heartbeatMs = resolveHeartbeat(
-      options.heartbeatMs !== undefined ? options.heartbeatMs : inherited,
-      leaseMs,
-      'heartbeatMs',
-    );
-    const context = checkContext(options.context);
-    const signal = checkSignal('signal', options.signal);
-    if (options.onLost !== undefined && typeof options.onLost !== 'function') {
-      throw new LockConfigError(`onLost must be a function, got ${describe(options.onLost)}.`);
-    }
-    if (options.failFastOnStoreError !== undefined && typeof options.failFastOnStoreError !== 'boolean') {
-      throw new LockConfigError(
-        `failFastOnStoreError must be true or false, got ${describe(options.failFastOnStoreError)}.`,
-      );
-    }
-    const lockAtLeastMs =
-      options.lockAtLeastMs === undefined ? undefined : checkDuration('lockAtLeastMs', options.lockAtLeastMs);
-    const terms: LeaseTerms = { leaseMs, context };
-    const request: { contender: Contender; settings: LockSettings; signal?: AbortSignal } = {
-      contender: { lockId: this.time.randomId(), terms },
-      settings: { leaseMs, heartbeatMs, onLost: options.onLost, lockAtLeastMs, verifyMs: this.verifyMs },
-    };
-    if (signal) request.signal = signal;
-    return request;
+    return prepareAcquire(options, this.engine, this.settings, this.verifyMs);
   }
 
   private checkKey(key: unknown): asserts key is string {
@@ -645,35 +425,6 @@ export class LockClient implements LockHost {
       closedError,
     };
   }
-
-  private describeRecord(key: string, current: VersionedRecord | null): LockInfo {
-    if (!current) return { key, state: 'free', fencingToken: 0 };
-    const { record } = current;
-    const info: LockInfo = { key, state: 'free', fencingToken: record.token };
-    if (record.data !== undefined) info.data = record.data;
-    const holder = record.holder;
-    if (!holder) return info;
-    const expired = holder.expiresAt !== null && holder.expiresAt < this.engine.clock.time.now();
-    info.state = expired ? 'expired' : 'held';
-    info.owner = holder.owner;
-    if (holder.context !== undefined) info.context = holder.context;
-    info.acquiredAt = holder.acquiredAt;
-    info.expiresAt = holder.expiresAt;
-    return info;
-  }
-}
-
-function resolveHeartbeat(value: number | false | undefined, leaseMs: number, name: string): number | false {
-  if (!Number.isFinite(leaseMs)) return false; // fail-closed leases never need renewing
-  if (value === false) return false;
-  if (value === undefined) return leaseMs / 3;
-  const heartbeatMs = checkDuration(name, value);
-  if (heartbeatMs >= leaseMs) {
-    throw new LockConfigError(
-      `${name} (${heartbeatMs} ms) must be shorter than leaseMs (${leaseMs} ms), or renewals would land after the lease ends; the default is leaseMs / 3.`,
-    );
-  }
-  return heartbeatMs;
 }
 
 /** A lock nothing renews reads its record every this many poll intervals. */

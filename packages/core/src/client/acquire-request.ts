@@ -1,0 +1,58 @@
+import type { Contender, LeaseEngine, LeaseTerms } from '../engine/lease-engine.js';
+import { LockConfigError } from '../shared/errors.js';
+import { checkContext, checkDuration, checkSignal, describe } from '../shared/validation.js';
+import type { LockSettings } from './lock.js';
+import { type AcquireOptions, type ResolvedClientSettings, resolveHeartbeat } from './lock-options.js';
+
+/** One call's acquisition: who contends (a fresh lock id and its lease terms), the lock's settings, and its signal. */
+export interface AcquireRequest {
+  contender: Contender;
+  settings: LockSettings;
+  signal?: AbortSignal;
+}
+
+/**
+ * Checks the options of one acquire (before any request is sent) and resolves them against the
+ * client's settings: the lease, the heartbeat (a per-call lease without a per-call heartbeat
+ * renews at a third of that lease), context, signal and hooks.
+ */
+export function prepareAcquire(
+  options: AcquireOptions,
+  engine: LeaseEngine,
+  settings: ResolvedClientSettings,
+  verifyMs: number,
+): AcquireRequest {
+  if (typeof options !== 'object' || options === null)
+    throw new LockConfigError('Acquire options must be an object.');
+  const leaseMs = checkDuration('leaseMs', options.leaseMs ?? settings.leaseMs, {
+    allowInfinity: true,
+  });
+  engine.checkLeaseMs(leaseMs);
+  // A per-call lease without a per-call heartbeat renews at a third of that lease, unless the client turned renewal off.
+  const inherited =
+    settings.heartbeatMs === false || options.leaseMs === undefined ? settings.heartbeatMs : undefined;
+  const heartbeatMs = resolveHeartbeat(
+    options.heartbeatMs !== undefined ? options.heartbeatMs : inherited,
+    leaseMs,
+    'heartbeatMs',
+  );
+  const context = checkContext(options.context);
+  const signal = checkSignal('signal', options.signal);
+  if (options.onLost !== undefined && typeof options.onLost !== 'function') {
+    throw new LockConfigError(`onLost must be a function, got ${describe(options.onLost)}.`);
+  }
+  if (options.failFastOnStoreError !== undefined && typeof options.failFastOnStoreError !== 'boolean') {
+    throw new LockConfigError(
+      `failFastOnStoreError must be true or false, got ${describe(options.failFastOnStoreError)}.`,
+    );
+  }
+  const lockAtLeastMs =
+    options.lockAtLeastMs === undefined ? undefined : checkDuration('lockAtLeastMs', options.lockAtLeastMs);
+  const terms: LeaseTerms = { leaseMs, context };
+  const request: AcquireRequest = {
+    contender: { lockId: engine.clock.time.randomId(), terms },
+    settings: { leaseMs, heartbeatMs, onLost: options.onLost, lockAtLeastMs, verifyMs: verifyMs },
+  };
+  if (signal) request.signal = signal;
+  return request;
+}

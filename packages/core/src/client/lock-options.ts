@@ -1,0 +1,137 @@
+import type { LockStore } from '../contract/lock-store.js';
+import type { LeaseStrategy } from '../engine/lease-engine.js';
+import type { ClockMode, ClockOptions } from '../shared/clock.js';
+import { LockConfigError, type LockLostError } from '../shared/errors.js';
+import type { RetryOptions } from '../shared/retry.js';
+import { checkDuration } from '../shared/validation.js';
+import type { LockEventListener } from './lock-events.js';
+
+// The options of LockClient and of its calls, with the lists the option checks use.
+
+export interface LockClientOptions {
+  /** Where locks live: memoryStore(), s3Store(...), dynamoStore(...), or s3ListStore(...) for S3 without conditional writes. */
+  store: LockStore | LeaseStrategy;
+  /** Lease length in ms (default 30 000). Infinity makes fail-closed locks that never expire. */
+  leaseMs?: number;
+  /** Renewal interval in ms (default leaseMs / 3); false turns background renewal off. */
+  heartbeatMs?: number | false;
+  /** Owner id stored in records and shown by inspect (default host:pid:random). */
+  owner?: string;
+  /** 'trusted' (default) or 'untrusted' wall clocks; see ClockOptions. */
+  clock?: ClockMode | ClockOptions;
+  /** Backoff for throttled or failed store requests. */
+  retry?: RetryOptions;
+  /** Longest pause between two polls of a held lock, in ms (default 1000). */
+  pollMs?: number;
+  /**
+   * How long waiters in this client may pass a contended lock among themselves, in ms, before
+   * a release gives it back to the store so that waiters in other processes get a turn
+   * (default 2 × pollMs; Infinity: never, for a client that is the only one using its keys).
+   */
+  localTurnMs?: number;
+  /** Called for every acquired / renewed / released / lost / waiting / contended event, for dashboards and metrics. */
+  onEvent?: LockEventListener;
+}
+
+export interface AcquireOptions {
+  /** How long to wait for a held lock, in ms: 0 = one try, Infinity = until acquired or `signal` aborts. Default Infinity. */
+  waitMs?: number;
+  /** Cancels waiting; rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Lease length for this lock (default: the client's). */
+  leaseMs?: number;
+  /** Renewal interval for this lock (default: the client's). */
+  heartbeatMs?: number | false;
+  /** Who and why, stored with the lock and shown to waiters ("deploy #42 on host-a"). */
+  context?: string;
+  /** Called once if the lease is lost (the lock's signal aborts at the same moment). */
+  onLost?: (error: LockLostError) => void;
+  /**
+   * Keeps the lock held at least this long after acquiring, even when released sooner: the
+   * release then shortens the lease to end at that point instead of freeing the lock.
+   * For scheduled jobs every replica fires: a replica whose clock is a little late finds the
+   * lock still held and skips, instead of running the job a second time.
+   */
+  lockAtLeastMs?: number;
+  /**
+   * When the first try fails because the store does (a LockStoreError), reject with that error
+   * at once instead of retrying it while waiting (default false). For callers that must answer
+   * soon, such as HTTP routes: a store that is down then means 503, not a long wait and a 423.
+   * Store errors met later, while waiting, are still retried.
+   */
+  failFastOnStoreError?: boolean;
+}
+
+/** Every option of the LockClient constructor: the compiler fails here when one is added or dropped. */
+const CLIENT_OPTIONS: Record<keyof LockClientOptions, true> = {
+  store: true,
+  leaseMs: true,
+  heartbeatMs: true,
+  owner: true,
+  clock: true,
+  retry: true,
+  pollMs: true,
+  localTurnMs: true,
+  onEvent: true,
+};
+export const CLIENT_OPTION_KEYS = Object.keys(CLIENT_OPTIONS);
+
+/** Every option of acquire() and withLock(). */
+const ACQUIRE_OPTIONS: Record<keyof AcquireOptions, true> = {
+  waitMs: true,
+  signal: true,
+  leaseMs: true,
+  heartbeatMs: true,
+  context: true,
+  onLost: true,
+  lockAtLeastMs: true,
+  failFastOnStoreError: true,
+};
+export const ACQUIRE_OPTION_KEYS = Object.keys(ACQUIRE_OPTIONS);
+
+/** The options of tryAcquire(), which never waits. */
+export type TryAcquireOptions = Omit<AcquireOptions, 'waitMs' | 'signal' | 'failFastOnStoreError'>;
+const TRY_ACQUIRE_OPTIONS: Record<keyof TryAcquireOptions, true> = {
+  leaseMs: true,
+  heartbeatMs: true,
+  context: true,
+  onLost: true,
+  lockAtLeastMs: true,
+};
+export const TRY_ACQUIRE_OPTION_KEYS = Object.keys(TRY_ACQUIRE_OPTIONS);
+/** Options of acquire() that tryAcquire() refuses, with why. */
+export const NOT_FOR_TRY_ACQUIRE: Record<Exclude<keyof AcquireOptions, keyof TryAcquireOptions>, string> = {
+  waitMs: 'tryAcquire() never waits; use acquire(key, { waitMs }) to wait.',
+  signal: 'tryAcquire() never waits, so there is nothing to cancel; use acquire(key, { signal }) to wait.',
+  failFastOnStoreError: 'tryAcquire() always reports a store error at once.',
+};
+
+/** The options of resume(). */
+export type ResumeOptions = Pick<AcquireOptions, 'heartbeatMs' | 'onLost'>;
+const RESUME_OPTIONS: Record<keyof ResumeOptions, true> = { heartbeatMs: true, onLost: true };
+export const RESUME_OPTION_KEYS = Object.keys(RESUME_OPTIONS);
+
+export interface ResolvedClientSettings {
+  leaseMs: number;
+  heartbeatMs: number | false;
+  pollMs: number;
+  localTurnMs: number;
+}
+
+/** The renewal interval a lock gets: `value` checked against its lease, or a third of the lease. */
+export function resolveHeartbeat(
+  value: number | false | undefined,
+  leaseMs: number,
+  name: string,
+): number | false {
+  if (!Number.isFinite(leaseMs)) return false; // fail-closed leases never need renewing
+  if (value === false) return false;
+  if (value === undefined) return leaseMs / 3;
+  const heartbeatMs = checkDuration(name, value);
+  if (heartbeatMs >= leaseMs) {
+    throw new LockConfigError(
+      `${name} (${heartbeatMs} ms) must be shorter than leaseMs (${leaseMs} ms), or renewals would land after the lease ends; the default is leaseMs / 3.`,
+    );
+  }
+  return heartbeatMs;
+}
