@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
+import type { ListBucket } from '../src/engine/list/list-bucket.js';
 import { entryKey } from '../src/engine/list/list-entries.js';
-import { type ListBucket, ListLeaseEngine } from '../src/engine/list/list-lease-engine.js';
+import { ListLeaseEngine } from '../src/engine/list/list-lease-engine.js';
 import {
   type Lock,
   LockClient,

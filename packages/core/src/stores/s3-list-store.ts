@@ -1,6 +1,7 @@
 import { type LeaseStrategy, leaseStrategy } from '../engine/lease-engine.js';
+import type { ListBucket } from '../engine/list/list-bucket.js';
 import { ENTRY_SUFFIX_BYTES } from '../engine/list/list-entries.js';
-import { type ListBucket, ListLeaseEngine } from '../engine/list/list-lease-engine.js';
+import { ListLeaseEngine } from '../engine/list/list-lease-engine.js';
 import { LockConfigError } from '../shared/errors.js';
 import { checkKeyBytes, describe } from '../shared/validation.js';
 import type { S3ClientLike } from './aws-client.js';

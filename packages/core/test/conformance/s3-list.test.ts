@@ -1,20 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { startS3Server } from '@latch/testing';
+import { describeLockConformance } from '@latch/testing/conformance';
+import * as latch from '../../src/index.js';
 import { s3ListStore } from '../../src/index.js';
-import { describeLockConformance } from './lock-conformance.js';
 
 // A short settle keeps the suite's short leases (300 ms and up) usable; the default is 500 ms.
 const SETTLE_MS = 50;
 
-describeLockConformance(
-  'the S3 list strategy (local S3 server without conditional writes)',
-  async () => {
+describeLockConformance({
+  latch,
+  name: 'the S3 list strategy (local S3 server without conditional writes)',
+  start: async () => {
     const server = await startS3Server({ bucket: 'locks', conditionalWrites: false });
     const client = new S3Client(server.clientConfig());
     const store = s3ListStore({ client, bucket: 'locks', prefix: 'latch/', settleMs: SETTLE_MS });
     return {
-      name: 's3-list',
       store: () => store,
       breakWrites: () => {
         const fault = server.faults.internalError({ op: ['PutObject', 'DeleteObject'] });
@@ -37,15 +38,13 @@ describeLockConformance(
       },
     };
   },
-  {
-    mutexRounds: 8,
-    limitations: {
-      data: 'the list strategy keeps no record to store data in',
-      consecutiveTokens: "tokens are the winner's created time in ms",
-      resume: 'without compare-and-swap the first process could keep renewing the same lease',
-      untrustedClock: 'order and expiry are wall-clock times in object names',
-      takeoverTrace: 'a takeover leaves no record once its object is deleted',
-      newHolderInLoss: "a force-released holder notices its deleted object before anyone else's",
-    },
+  mutexRounds: 8,
+  limitations: {
+    data: 'the list strategy keeps no record to store data in',
+    consecutiveTokens: "tokens are the winner's created time in ms",
+    resume: 'without compare-and-swap the first process could keep renewing the same lease',
+    untrustedClock: 'order and expiry are wall-clock times in object names',
+    takeoverTrace: 'a takeover leaves no record once its object is deleted',
+    newHolderInLoss: "a force-released holder notices its deleted object before anyone else's",
   },
-);
+});

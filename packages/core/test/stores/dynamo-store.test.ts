@@ -9,13 +9,17 @@ import {
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBLocal, type FaultProxy, faultProxy, startDynamoDBLocal } from '@latch/testing';
+import { describeStoreContract, freeRecord, heldRecord } from '@latch/testing/conformance';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { LockStore } from '../../src/contract/lock-store.js';
-import { LockConfigError, LockStoreError } from '../../src/shared/errors.js';
-import { dynamoStore } from '../../src/stores/dynamo-store.js';
-import { ensureLockTable } from '../../src/stores/ensure-lock-table.js';
+import * as latch from '../../src/index.js';
+import {
+  dynamoStore,
+  ensureLockTable,
+  LockConfigError,
+  type LockStore,
+  LockStoreError,
+} from '../../src/index.js';
 import { countRequests } from '../helpers/count-requests.js';
-import { describeStoreContract, freeRecord, heldRecord } from './store-contract.js';
 
 // One JVM for the whole file: it takes seconds to start, tables take milliseconds.
 let ddb: DynamoDBLocal;
@@ -65,20 +69,23 @@ function tamperer(table: string, key: (k: string) => Record<string, AttributeVal
   };
 }
 
-describeStoreContract(
-  'dynamodb',
-  async () => ({
+describeStoreContract({
+  latch,
+  name: 'dynamodb',
+  claim: true,
+  start: async () => ({
     store: dynamoStore({ client: client(), table: 'locks' }),
     tamper: tamperer('locks', (k) => ({ pk: { S: k } })),
     maxKey: { length: 2048, unit: 'utf8-bytes' },
     conflictsReturnCurrent: true,
   }),
-  { claim: true },
-);
+});
 
-describeStoreContract(
-  'dynamodb with a sort key',
-  async () => ({
+describeStoreContract({
+  latch,
+  name: 'dynamodb with a sort key',
+  claim: true,
+  start: async () => ({
     store: dynamoStore({
       client: client(),
       table: 'locks-sk',
@@ -90,8 +97,7 @@ describeStoreContract(
     maxKey: { length: 2048, unit: 'utf8-bytes' },
     conflictsReturnCurrent: true,
   }),
-  { claim: true },
-);
+});
 
 describe('dynamoStore item layout', () => {
   it('stores flat, typed attributes, and leaves out what is null or undefined', async () => {

@@ -1,12 +1,13 @@
+import { describeStoreContract, freeRecord } from '@latch/testing/conformance';
 import { describe, expect, it } from 'vitest';
-import { LockClient } from '../../src/client/lock-client.js';
-import { LockConfigError } from '../../src/shared/errors.js';
-import { memoryStore } from '../../src/stores/memory-store.js';
-import { describeStoreContract, freeRecord } from './store-contract.js';
+import * as latch from '../../src/index.js';
+import { LockClient, LockConfigError, memoryStore } from '../../src/index.js';
 
-describeStoreContract(
-  'memory',
-  async () => {
+describeStoreContract({
+  latch,
+  name: 'memory',
+  claim: typeof memoryStore().claim === 'function',
+  start: async () => {
     const store = memoryStore();
     return {
       store,
@@ -16,8 +17,7 @@ describeStoreContract(
       },
     };
   },
-  { claim: typeof memoryStore().claim === 'function' },
-);
+});
 
 describe('memoryStore().requestCount', () => {
   it('counts every read, write and delete sent to the store, and nothing else', async () => {

@@ -2,12 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { HeadObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { type S3Server, startS3Server } from '@latch/testing';
+import { describeStoreContract, freeRecord, heldRecord } from '@latch/testing/conformance';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { LockStore } from '../../src/contract/lock-store.js';
-import { LockConfigError, LockStoreError } from '../../src/shared/errors.js';
-import { s3Store } from '../../src/stores/s3-store.js';
+import * as latch from '../../src/index.js';
+import { LockConfigError, type LockStore, LockStoreError, s3Store } from '../../src/index.js';
 import { countRequests } from '../helpers/count-requests.js';
-import { describeStoreContract, freeRecord, heldRecord } from './store-contract.js';
 
 const BUCKET = 'latch-locks';
 const PREFIX = 'locks/';
@@ -38,9 +37,10 @@ afterAll(async () => {
   await server?.stop();
 });
 
-describeStoreContract(
-  's3',
-  async () => {
+describeStoreContract({
+  latch,
+  name: 's3',
+  start: async () => {
     const c = client();
     return {
       store: s3Store({ client: c, bucket: BUCKET, prefix: PREFIX }),
@@ -50,8 +50,7 @@ describeStoreContract(
       maxKey: { length: 1024 - PREFIX.length, unit: 'utf8-bytes' },
     };
   },
-  { claim: false },
-);
+});
 
 const direct = () => s3Store({ client: client(), bucket: BUCKET, prefix: PREFIX });
 const freshKey = () => `s3/${randomUUID()}`;

@@ -1,4 +1,4 @@
-import type { LockRecord, VersionedRecord } from '../../contract/lock-record.js';
+import type { VersionedRecord } from '../../contract/lock-record.js';
 import {
   holderName,
   LockConfigError,
@@ -9,41 +9,11 @@ import {
 import { withRetry } from '../../shared/retry.js';
 import { sleep } from '../../shared/sleep.js';
 import type { ClaimResult, Contender, EngineEnvironment, LeaseEngine, LeaseState } from '../lease-engine.js';
-import { type ContenderBody, decodeContenderBody, encodeContenderBody } from './list-contender-body.js';
-import {
-  contendersInOrder,
-  entryKey,
-  entryPrefix,
-  isLive,
-  type ListContender,
-  type ListEntry,
-  latestObjectKey,
-  parseEntry,
-} from './list-entries.js';
-
-/** The plain object requests the list strategy needs: no conditional headers anywhere. */
-export interface ListBucket {
-  /** Throws LockConfigError when objects of lock `name` would get keys the store refuses. */
-  checkName(name: string): void;
-  put(objectKey: string, body: string): Promise<void>;
-  /** Every object key that starts with `prefix`, all pages. */
-  list(prefix: string): Promise<string[]>;
-  /** The object's body, or null when it is gone. */
-  get(objectKey: string): Promise<string | null>;
-  /** Deletes the object; deleting a missing object is not an error. */
-  delete(objectKey: string): Promise<void>;
-}
-
-interface Listing {
-  /** Every object key listed, parsed or not. */
-  objectKeys: Set<string>;
-  /** Every contender, expired ones included, in queue order. */
-  all: ListContender[];
-  /** Contenders whose lease still runs, in queue order: the first one holds the lock. */
-  live: ListContender[];
-}
-
-const BODY_CACHE_SIZE = 1000;
+import { ContenderRecords, type Listing, toRecord } from './contender-records.js';
+import { LeftoverObjects } from './leftover-objects.js';
+import type { ListBucket } from './list-bucket.js';
+import { type ContenderBody, encodeContenderBody } from './list-contender-body.js';
+import { entryKey, type ListContender, latestObjectKey } from './list-entries.js';
 
 export const LIST_DATA_REFUSED =
   'The S3 list strategy keeps no lock record, so it cannot store lock data (update(data), release({ data }), release(key, handle, { data })). Keep the data in your own object or table, or use s3Store (S3 with conditional writes) or dynamoStore, which store data atomically with the lock.';
@@ -65,10 +35,10 @@ export class ListLeaseEngine implements LeaseEngine {
   readonly clock: EngineEnvironment['clock'];
   readonly retry: EngineEnvironment['retry'];
   private readonly owner: string;
-  /** Contender bodies by `created.uuid`: they never change, so waiters fetch each once. */
-  private readonly bodies = new Map<string, ContenderBody>();
+  /** The contenders of each lock, as listed and read from the bucket. */
+  private readonly records: ContenderRecords;
   /** Our own objects a failed delete left behind, per lock: deleted again on the next request. */
-  private readonly leftovers = new Map<string, Set<string>>();
+  private readonly leftovers: LeftoverObjects;
 
   constructor(
     private readonly bucket: ListBucket,
@@ -83,6 +53,8 @@ export class ListLeaseEngine implements LeaseEngine {
     this.clock = environment.clock;
     this.retry = environment.retry;
     this.owner = environment.owner;
+    this.records = new ContenderRecords(bucket, environment.retry, environment.clock);
+    this.leftovers = new LeftoverObjects(bucket, environment.retry, environment.clock.time);
   }
 
   checkKey(key: string): void {
@@ -112,9 +84,9 @@ export class ListLeaseEngine implements LeaseEngine {
   async read(key: string, signal?: AbortSignal): Promise<VersionedRecord | null> {
     // The holder may delete its object between our list and our read: list again then.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const first = (await this.list(key, signal)).live[0];
+      const first = (await this.records.list(key, signal)).live[0];
       if (!first) return null;
-      const record = await this.recordOf(key, first, signal);
+      const record = await this.records.recordOf(key, first, signal);
       if (record) return record;
     }
     return null;
@@ -128,7 +100,7 @@ export class ListLeaseEngine implements LeaseEngine {
   }
 
   async claim(key: string, contender: Contender, signal?: AbortSignal): Promise<ClaimResult> {
-    await this.deleteLeftovers(key);
+    await this.leftovers.deleteAll(key);
     const { leaseMs, context } = contender.terms;
     const finite = Number.isFinite(leaseMs);
     // Object names carry whole milliseconds; a lease never ends earlier than asked.
@@ -157,22 +129,22 @@ export class ListLeaseEngine implements LeaseEngine {
       const settledAt = created + this.settleMs + this.clock.toleranceMs;
       const wait = settledAt - this.clock.time.now() + 1;
       if (wait > 0) await sleep(this.clock.time, wait, signal, { keepAlive: true });
-      const listing = await this.list(key, signal);
+      const listing = await this.records.list(key, signal);
       const mine = listing.live.find((c) => c.created === created && c.uuid === uuid);
       if (mine && holdsFirstPlace(listing.live, mine)) {
         held = true;
-        this.remember(mine, body);
-        const record = this.toRecord(mine, body);
+        this.records.remember(mine, body);
+        const record = toRecord(mine, body);
         // The record this engine shows carries the uuid as its write id: the lock recognises it as its own.
         return {
           lease: { key, lockId: uuid, version: objectKey, record, sentAt, writeIds: new Set([uuid]) },
         };
       }
       const holder = listing.live.find((c) => c !== mine);
-      return { lease: null, current: holder ? await this.recordOf(key, holder, signal) : null };
+      return { lease: null, current: holder ? await this.records.recordOf(key, holder, signal) : null };
     } finally {
       // A loser deletes its own object (also after an error or an abort), so it never blocks others.
-      if (!held) await this.deleteQuietly(key, [objectKey]);
+      if (!held) await this.leftovers.deleteQuietly(key, [objectKey]);
     }
   }
 
@@ -216,7 +188,7 @@ export class ListLeaseEngine implements LeaseEngine {
           'the renewal landed after the lease had expired; another contender may have taken the lock meanwhile',
         );
       }
-      const listing = await this.list(key, signal);
+      const listing = await this.records.list(key, signal);
       if (!listing.objectKeys.has(oldKey)) {
         throw new LockLostError(
           key,
@@ -229,43 +201,43 @@ export class ListLeaseEngine implements LeaseEngine {
       }
     } catch (error) {
       if (error instanceof LockLostError) {
-        await this.deleteQuietly(key, [newKey, oldKey]);
+        await this.leftovers.deleteQuietly(key, [newKey, oldKey]);
       } else if (newKey !== oldKey) {
-        this.leftoversOf(key).add(newKey); // may have landed; the old object still keeps our place
+        this.leftovers.of(key).add(newKey); // may have landed; the old object still keeps our place
       }
       throw error;
     }
-    if (newKey !== oldKey) await this.deleteQuietly(key, [oldKey]);
+    if (newKey !== oldKey) await this.leftovers.deleteQuietly(key, [oldKey]);
     lease.version = newKey;
     lease.record = {
       ...lease.record,
       holder: { ...holder, renewedAt: now, leaseMs: body.leaseMs, expiresAt: expires },
     };
     lease.sentAt = sentAt;
-    await this.deleteLeftovers(key, newKey);
+    await this.leftovers.deleteAll(key, newKey);
   }
 
   async release(lease: LeaseState, data?: { value: unknown }, signal?: AbortSignal): Promise<void> {
     if (data) this.checkData();
     const { key } = lease;
-    const listing = await this.list(key, signal);
+    const listing = await this.records.list(key, signal);
     const group = listing.all.find((c) => c.created === lease.record.token && c.uuid === lease.lockId);
     const mine = listing.live.find((c) => c === group);
     const keptUntilNow =
       listing.objectKeys.has(lease.version) && mine !== undefined && holdsFirstPlace(listing.live, mine);
     const loss = keptUntilNow ? undefined : await this.describeLoss(key, listing, mine, lease.version);
-    const ours = new Set([lease.version, ...(group?.objectKeys ?? []), ...this.leftoversOf(key)]);
+    const ours = new Set([lease.version, ...(group?.objectKeys ?? []), ...this.leftovers.of(key)]);
     for (const objectKey of ours) {
       await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey), signal);
-      this.leftoversOf(key).delete(objectKey);
+      this.leftovers.of(key).delete(objectKey);
     }
     if (loss) throw new LockLostError(key, loss);
   }
 
   async leaseFromHandle(key: string, lockId: string): Promise<LeaseState> {
-    const listing = await this.list(key);
+    const listing = await this.records.list(key);
     const group = listing.all.find((c) => c.uuid === lockId);
-    const record = group ? await this.recordOf(key, group) : null;
+    const record = group ? await this.records.recordOf(key, group) : null;
     if (!group || !record) {
       // Released objects are deleted, and so are expired ones: the two cannot be told apart.
       throw new LockNotHeldError(key, 'this acquisition is gone: it was already released, or it expired');
@@ -281,12 +253,13 @@ export class ListLeaseEngine implements LeaseEngine {
   }
 
   async forceRelease(key: string): Promise<boolean> {
-    const first = (await this.list(key)).live[0];
+    const first = (await this.records.list(key)).live[0];
     if (!first) return false;
     // The holder may upload a renewal (same created + uuid, new expiry) while we delete: list
     // again until none of its objects is left, so it cannot go on holding the lock.
     for (let round = 0; round < 5; round++) {
-      const group = round === 0 ? first : (await this.list(key)).all.find((c) => sameContender(c, first));
+      const group =
+        round === 0 ? first : (await this.records.list(key)).all.find((c) => sameContender(c, first));
       if (!group) return true;
       for (const objectKey of group.objectKeys) {
         await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey));
@@ -296,68 +269,6 @@ export class ListLeaseEngine implements LeaseEngine {
       retryable: true,
       reason: 'throttled',
     });
-  }
-
-  // ---- helpers ----------------------------------------------------------------------------
-
-  private async list(key: string, signal?: AbortSignal): Promise<Listing> {
-    const objectKeys = await withRetry(
-      this.retry,
-      this.clock.time,
-      () => this.bucket.list(entryPrefix(key)),
-      signal,
-    );
-    const entries = objectKeys
-      .map((objectKey) => parseEntry(key, objectKey))
-      .filter((entry): entry is ListEntry => entry !== undefined);
-    const all = contendersInOrder(entries);
-    const now = this.clock.time.now();
-    return {
-      objectKeys: new Set(objectKeys),
-      all,
-      live: all.filter((c) => isLive(c, now, this.clock.toleranceMs)),
-    };
-  }
-
-  /** The contender as a lock record (its body fetched once); null when its objects are gone. */
-  private async recordOf(
-    key: string,
-    contender: ListContender,
-    signal?: AbortSignal,
-  ): Promise<VersionedRecord | null> {
-    const version = latestObjectKey(contender);
-    let body = this.bodies.get(contenderId(contender));
-    if (!body) {
-      const text = await withRetry(this.retry, this.clock.time, () => this.bucket.get(version), signal);
-      if (text === null) return null;
-      body = decodeContenderBody(key, text);
-      this.remember(contender, body);
-    }
-    return { version, record: this.toRecord(contender, body) };
-  }
-
-  private toRecord(contender: ListContender, body: ContenderBody): LockRecord {
-    return {
-      token: contender.created,
-      holder: {
-        owner: body.owner,
-        lockId: contender.uuid,
-        acquiredAt: body.acquiredAt,
-        renewedAt: body.renewedAt,
-        leaseMs: body.leaseMs,
-        expiresAt: contender.expires,
-        context: body.context,
-      },
-      writeId: contender.uuid,
-    };
-  }
-
-  private remember(contender: ListContender, body: ContenderBody): void {
-    this.bodies.set(contenderId(contender), body);
-    if (this.bodies.size > BODY_CACHE_SIZE) {
-      const oldest = this.bodies.keys().next().value;
-      if (oldest !== undefined) this.bodies.delete(oldest);
-    }
   }
 
   /** Why a lease is no longer ours, naming who sorts first now when we can tell. */
@@ -373,43 +284,10 @@ export class ListLeaseEngine implements LeaseEngine {
     if (!mine)
       return 'its lease expired before it was renewed or released; another contender may have held the lock meanwhile';
     const ahead = listing.live.find((c) => c !== mine);
-    const record = ahead ? await this.recordOf(key, ahead).catch(() => null) : null;
+    const record = ahead ? await this.records.recordOf(key, ahead).catch(() => null) : null;
     const holder = record?.record.holder;
     const who = holder ? holderName(holder) : 'another contender';
     return `${who} now sorts first in the queue (an upload that landed late, or clocks that disagree by more than toleranceMs)`;
-  }
-
-  private leftoversOf(key: string): Set<string> {
-    let set = this.leftovers.get(key);
-    if (!set) {
-      set = new Set();
-      this.leftovers.set(key, set);
-    }
-    return set;
-  }
-
-  /** Deletes our own objects; one that cannot be deleted now is kept to try again later. */
-  private async deleteQuietly(key: string, objectKeys: string[]): Promise<void> {
-    for (const objectKey of objectKeys) {
-      try {
-        await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey));
-        this.leftovers.get(key)?.delete(objectKey);
-      } catch (error) {
-        // Throttling or a network failure: try again later. Denied access or the like: say so now.
-        if (!(error instanceof LockStoreError && error.retryable)) throw error;
-        this.leftoversOf(key).add(objectKey);
-      }
-    }
-  }
-
-  private async deleteLeftovers(key: string, keep?: string): Promise<void> {
-    const set = this.leftovers.get(key);
-    if (!set) return;
-    this.leftovers.delete(key);
-    await this.deleteQuietly(
-      key,
-      [...set].filter((objectKey) => objectKey !== keep),
-    );
   }
 }
 
@@ -420,8 +298,4 @@ function holdsFirstPlace(live: ListContender[], mine: ListContender): boolean {
 
 function sameContender(a: ListContender, b: ListContender): boolean {
   return a.created === b.created && a.uuid === b.uuid;
-}
-
-function contenderId(contender: ListContender): string {
-  return `${contender.created}.${contender.uuid}`;
 }
