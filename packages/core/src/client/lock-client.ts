@@ -1,3 +1,7 @@
+// Longer than ~300 lines on purpose: LockClient is the public API in one class (acquire,
+// tryAcquire, withLock, inspect, release, resume, forceRelease, campaign, close) with its
+// documentation. Each method checks its input and delegates: waiting to the key's KeyQueue,
+// keep-alive to the Lock's LeaseKeeper, the protocol to the lease engine.
 import type { ClaimResult, Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
 import {
   type HolderSummary,

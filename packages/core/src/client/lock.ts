@@ -1,3 +1,7 @@
+// Longer than ~300 lines on purpose: Lock is the handle callers hold (key, token, signal, data,
+// extend, update, release, `await using`) with its documentation, and its release is one state
+// machine with the lock's state (held, releasing, released, lost), retried in the background.
+// The keep-alive lives in LeaseKeeper.
 import type { Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
 import { isUnknownOutcome, LockConfigError, LockLostError, LockNotHeldError } from '../shared/errors.js';
 import { checkOptionKeys } from '../shared/option-keys.js';

@@ -5,7 +5,8 @@ import { systemScheduler } from '../shared/scheduler.js';
 import { sleep } from '../shared/sleep.js';
 import { describe } from '../shared/validation.js';
 import type { DynamoDBClientLike } from './aws-client.js';
-import { type AwsOperation, classifyAwsError, toLockStoreError } from './aws-errors.js';
+import { classifyAwsError } from './aws-error-kind.js';
+import { type AwsOperation, toLockStoreError } from './aws-errors.js';
 import { checkKeyAttributeNames } from './dynamo-item-codec.js';
 import { loadDynamoSdk } from './optional-module.js';
 

@@ -5,7 +5,8 @@ import { ListLeaseEngine } from '../engine/list/list-lease-engine.js';
 import { LockConfigError } from '../shared/errors.js';
 import { checkKeyBytes, describe } from '../shared/validation.js';
 import type { S3ClientLike } from './aws-client.js';
-import { classifyAwsError, toLockStoreError } from './aws-errors.js';
+import { classifyAwsError } from './aws-error-kind.js';
+import { toLockStoreError } from './aws-errors.js';
 import { loadS3Sdk } from './optional-module.js';
 import { checkS3Location, S3_KEY_BYTES, type S3Location, s3Operations } from './s3-location.js';
 

@@ -4,7 +4,8 @@ import { decodeRecord, encodeRecord } from '../contract/record-codec.js';
 import { LockConfigError, LockCorruptedError, LockStoreError } from '../shared/errors.js';
 import { checkKeyBytes, checkMaxRecordBytes } from '../shared/validation.js';
 import type { S3ClientLike } from './aws-client.js';
-import { type AwsOperation, attemptsOf, classifyAwsError, toLockStoreError } from './aws-errors.js';
+import { attemptsOf, classifyAwsError } from './aws-error-kind.js';
+import { type AwsOperation, toLockStoreError } from './aws-errors.js';
 import { loadS3Sdk } from './optional-module.js';
 import { checkS3Location, S3_KEY_BYTES, type S3Location, s3Operations } from './s3-location.js';
 

@@ -1,3 +1,6 @@
+// A little over ~300 lines on purpose: one object owns one key's state in a client (holder,
+// waiters, poller, turn), and waiting, polling and hand-over all read and change that state;
+// split apart, each piece would need the others' private fields.
 import type { VersionedRecord } from '../contract/lock-record.js';
 import type { ClaimResult, Contender, LeaseState } from '../engine/lease-engine.js';
 import {

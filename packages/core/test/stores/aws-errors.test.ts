@@ -7,12 +7,8 @@ import {
 import { NoSuchBucket, NoSuchKey, S3ServiceException } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { LockStoreError, type LockStoreErrorReason } from '../../src/shared/errors.js';
-import {
-  type AwsOperation,
-  attemptsOf,
-  classifyAwsError,
-  toLockStoreError,
-} from '../../src/stores/aws-errors.js';
+import { attemptsOf, classifyAwsError } from '../../src/stores/aws-error-kind.js';
+import { type AwsOperation, toLockStoreError } from '../../src/stores/aws-errors.js';
 
 // Errors the real SDK classes would throw for these answers; the stores' tests produce most of
 // them from real servers too, these cover the ones local servers cannot produce.

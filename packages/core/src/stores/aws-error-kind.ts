@@ -1,0 +1,140 @@
+// What a failed AWS SDK v3 call means, told from the error's name, HTTP status and network code.
+
+/**
+ * What an AWS SDK v3 error means for a lock store. The stores turn `conflict` and
+ * `missing-object` into outcomes; everything else becomes a LockStoreError.
+ */
+export type AwsErrorKind =
+  /** The condition did not hold (S3 412, DynamoDB ConditionalCheckFailedException). */
+  | 'conflict'
+  /** S3 says the object is not there (NoSuchKey / 404). */
+  | 'missing-object'
+  /** The bucket or table does not exist (or is not reachable at this endpoint/region). */
+  | 'missing-resource'
+  /** The bucket exists in another region than the client's. */
+  | 'wrong-region'
+  /** The client has no region at all (the SDK refuses to send). */
+  | 'no-region'
+  /** IAM said no. */
+  | 'access-denied'
+  /** The credentials themselves were rejected (unknown key, bad signature, expired token), or none were found. */
+  | 'bad-credentials'
+  /** Throttled or a concurrent conditional request won: certainly not applied, try again later. */
+  | 'throttled'
+  /** A server-side failure: the request may have been applied. */
+  | 'server-error'
+  /** The connection broke or timed out after the request may have been sent. */
+  | 'network'
+  /** The connection was never established (refused, unreachable, DNS): nothing was sent. */
+  | 'unreachable'
+  /** The service rejected the request as invalid (4xx we do not otherwise know): not applied. */
+  | 'rejected'
+  /** Anything else (no HTTP status, unknown shape). */
+  | 'unknown';
+
+/** The fields of an SDK v3 error we look at; every one may be missing on foreign errors. */
+export interface AwsErrorShape {
+  name?: string;
+  code?: string;
+  message?: string;
+  cause?: unknown;
+  $fault?: string;
+  $metadata?: { httpStatusCode?: number; attempts?: number };
+}
+
+const CONFLICT = new Set(['PreconditionFailed', 'ConditionalCheckFailedException']);
+const MISSING_RESOURCE = new Set(['NoSuchBucket', 'ResourceNotFoundException']);
+const WRONG_REGION = new Set([
+  'PermanentRedirect',
+  'AuthorizationHeaderMalformed',
+  'IllegalLocationConstraintException',
+]);
+const ACCESS_DENIED = new Set([
+  'AccessDenied',
+  'AccessDeniedException',
+  'AllAccessDisabled',
+  'AccountProblem',
+]);
+const BAD_CREDENTIALS = new Set([
+  'UnrecognizedClientException',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'InvalidSignatureException',
+  'ExpiredToken',
+  'ExpiredTokenException',
+  'InvalidToken',
+  'TokenRefreshRequired',
+  'MissingAuthenticationToken',
+  'MissingAuthenticationTokenException',
+  'IncompleteSignature',
+  'IncompleteSignatureException',
+  'InvalidClientTokenId',
+  'CredentialsProviderError',
+]);
+const THROTTLED = new Set([
+  'SlowDown',
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'Throttling',
+  'RequestLimitExceeded',
+  'TooManyRequestsException',
+  'TransactionConflictException',
+  'ReplicatedWriteConflictException',
+  // S3 409s: another conditional request on the same key was in flight; ours was not applied.
+  'ConditionalRequestConflict',
+  'OperationAborted',
+  // S3 400: the server gave up waiting for our request body, so nothing was stored.
+  'RequestTimeout',
+]);
+// Failures after which a write may or may not have landed.
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ECONNABORTED',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
+const NETWORK_NAMES = new Set(['TimeoutError', 'AbortError', 'RequestTimeoutException']);
+// Failures before a connection existed: nothing reached the service.
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+export function classifyAwsError(error: unknown): AwsErrorKind {
+  const e = shape(error);
+  const name = e.name ?? '';
+  const status = e.$metadata?.httpStatusCode;
+  if (CONFLICT.has(name) || status === 412) return 'conflict';
+  if (MISSING_RESOURCE.has(name)) return 'missing-resource';
+  if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) return 'missing-object';
+  if (WRONG_REGION.has(name) || status === 301) return 'wrong-region';
+  // Thrown by the SDK's region resolver before anything is sent: a plain Error, no status.
+  if (status === undefined && e.message === 'Region is missing') return 'no-region';
+  if (BAD_CREDENTIALS.has(name)) return 'bad-credentials';
+  if (ACCESS_DENIED.has(name) || status === 403) return 'access-denied';
+  if (THROTTLED.has(name) || status === 429) return 'throttled';
+  const code = networkCode(error);
+  if (code !== undefined && UNREACHABLE_CODES.has(code)) return 'unreachable';
+  if ((code !== undefined && NETWORK_CODES.has(code)) || NETWORK_NAMES.has(name)) return 'network';
+  if (/socket hang up|other side closed|premature close/i.test(e.message ?? '')) return 'network';
+  if (status !== undefined && status >= 500) return 'server-error';
+  if (status !== undefined && status >= 400) return 'rejected';
+  return 'unknown';
+}
+
+/** HTTP attempts the SDK made for this call (its retry middleware records them on the error). */
+export function attemptsOf(error: unknown): number {
+  const attempts = shape(error).$metadata?.attempts;
+  return typeof attempts === 'number' && attempts > 0 ? attempts : 1;
+}
+
+export function shape(error: unknown): AwsErrorShape {
+  return typeof error === 'object' && error !== null ? (error as AwsErrorShape) : {};
+}
+
+/** Node puts errno codes on `code`; the SDK sometimes wraps them in `cause`. */
+function networkCode(error: unknown): string | undefined {
+  for (let e = shape(error), depth = 0; depth < 5; e = shape(e.cause), depth++) {
+    if (typeof e.code === 'string') return e.code;
+    if (e.cause === undefined) break;
+  }
+  return undefined;
+}
