@@ -4,7 +4,6 @@ export type { Campaign, CampaignOptions } from './client/campaign.js';
 export { keyOfHandle } from './client/handle.js';
 export { Lock, type ReleaseOptions } from './client/lock.js';
 export { LockClient } from './client/lock-client.js';
-export type { LockEvent, LockEventListener } from './client/lock-events.js';
 export type { LockInfo } from './client/lock-info.js';
 export type {
   AcquireOptions,
@@ -27,6 +26,7 @@ export {
   LockTimeoutError,
 } from './shared/errors.js';
 export { escapeKeyPart } from './shared/key-part.js';
+export type { LockEvent, LockEventListener } from './shared/lock-events.js';
 export { checkOptionKeys } from './shared/option-keys.js';
 export type { RetryOptions } from './shared/retry.js';
 export type { ScheduledTimer, Scheduler } from './shared/scheduler.js';

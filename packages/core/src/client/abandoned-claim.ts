@@ -1,8 +1,8 @@
 import type { Contender, LeaseEngine } from '../engine/lease-engine.js';
 import { LockStoreError } from '../shared/errors.js';
+import type { LockEventReport } from '../shared/lock-events.js';
 import { backoffMs } from '../shared/retry.js';
 import { sleep } from '../shared/sleep.js';
-import type { LockEventReport } from './lock-events.js';
 
 /** What settling an abandoned claim uses of its client. */
 export interface AbandonedClaims {

@@ -3,11 +3,11 @@ import { LeaseProtocol } from '../engine/cas/lease-protocol.js';
 import { engineFactoryOf, type LeaseEngine } from '../engine/lease-engine.js';
 import { CLOCK_OPTION_KEYS, resolveClock } from '../shared/clock.js';
 import { LockConfigError } from '../shared/errors.js';
+import type { LockEventListener } from '../shared/lock-events.js';
 import { checkOptionKeys } from '../shared/option-keys.js';
 import { defaultOwnerId } from '../shared/owner-id.js';
 import { RETRY_OPTION_KEYS, resolveRetry } from '../shared/retry.js';
 import { checkDuration, describe } from '../shared/validation.js';
-import type { LockEventListener } from './lock-events.js';
 import {
   CLIENT_OPTION_KEYS,
   type LockClientOptions,

@@ -12,6 +12,12 @@ import {
   LockStoreError,
   LockTimeoutError,
 } from '../shared/errors.js';
+import {
+  type LockEvent,
+  type LockEventListener,
+  type LockEventReport,
+  reportEvent,
+} from '../shared/lock-events.js';
 import { checkOptionKeys } from '../shared/option-keys.js';
 import { backoffMs } from '../shared/retry.js';
 import type { Scheduler } from '../shared/scheduler.js';
@@ -32,7 +38,6 @@ import { setUpClient } from './client-setup.js';
 import { decodeHandle } from './handle.js';
 import { arrivedInTime } from './lease-deadline.js';
 import { checkReleaseOptions, Lock, type LockHost, type LockSettings, type ReleaseOptions } from './lock.js';
-import { type LockEvent, type LockEventListener, type LockEventReport, reportEvent } from './lock-events.js';
 import { describeRecord, type LockInfo } from './lock-info.js';
 import {
   ACQUIRE_OPTION_KEYS,

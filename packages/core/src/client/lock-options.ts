@@ -2,9 +2,9 @@ import type { LockStore } from '../contract/lock-store.js';
 import type { LeaseStrategy } from '../engine/lease-engine.js';
 import type { ClockMode, ClockOptions } from '../shared/clock.js';
 import { LockConfigError, type LockLostError } from '../shared/errors.js';
+import type { LockEventListener } from '../shared/lock-events.js';
 import type { RetryOptions } from '../shared/retry.js';
 import { checkDuration } from '../shared/validation.js';
-import type { LockEventListener } from './lock-events.js';
 
 // The options of LockClient and of its calls, with the lists the option checks use.
 

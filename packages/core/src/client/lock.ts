@@ -4,13 +4,13 @@
 // The keep-alive lives in LeaseKeeper.
 import type { Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
 import { isUnknownOutcome, LockConfigError, LockLostError, LockNotHeldError } from '../shared/errors.js';
+import type { LockEventReport } from '../shared/lock-events.js';
 import { checkOptionKeys } from '../shared/option-keys.js';
 import type { ScheduledTimer, Scheduler } from '../shared/scheduler.js';
 import { checkDuration, describe } from '../shared/validation.js';
 import { encodeHandle } from './handle.js';
 import { lossDeadline } from './lease-deadline.js';
 import { type KeepingTerms, type KeptLock, LeaseKeeper, type LeaseOutcome } from './lease-keeper.js';
-import type { LockEventReport } from './lock-events.js';
 
 /** The options of `lock.release(options)` and `locks.release(key, handle, options)`. */
 export interface ReleaseOptions<T = unknown> {

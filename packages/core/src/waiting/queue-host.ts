@@ -1,5 +1,5 @@
-import type { LockEventReport } from '../client/lock-events.js';
 import type { Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
+import type { LockEventReport } from '../shared/lock-events.js';
 
 /** What a key's queue needs of the lock it hands out. */
 export interface HeldLock {

@@ -1,4 +1,4 @@
-import type { HolderSummary, LockLostError } from '../shared/errors.js';
+import type { HolderSummary, LockLostError } from './errors.js';
 
 /** Fields every lock event carries. */
 interface LockEventBase {
