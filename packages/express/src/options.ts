@@ -4,7 +4,7 @@ import { checkLockName } from './route-key.js';
 
 /**
  * Runs instead of the default 423 answer when the lock stays held. It may answer, or call
- * `next()` / `next(error)`. `lockErrorToHttp(error)` from @latch/core gives the standard answer.
+ * `next()` / `next(error)`. `lockErrorToHttp(error)` from @latch/core/http gives the standard answer.
  */
 export type LockedHandler = (
   error: LockTimeoutError,
