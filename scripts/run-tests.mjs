@@ -3,6 +3,8 @@
 // results of all packages ("Tests: N passed, N failed"), then fails the run if any process the
 // suites started is still running. The packed-package apps are their own step
 // (`pnpm test:packed`, scripts/packed-apps), so that each run stays under 15 minutes here.
+// After the suites, the public API reports (turbo task `api`, scripts/api-report.mjs) are checked
+// against the declarations just built: a changed API fails the run until `pnpm api:update`.
 //
 //   pnpm test               the suites on this machine's Node
 //   pnpm test --node 24     the suites on Node 24 (installed by setup)
@@ -54,7 +56,21 @@ for (const ws of workspaces) {
 }
 let code = turbo.status ?? 1;
 if (code !== 0 && failed === 0) failed = 1; // a suite that crashed before reporting still fails
+
+// The API reports: cheap (seconds per entry point, cached by turbo), and run even when a suite
+// failed, so that one run tells about both.
+const api = spawnSync(
+  'pnpm',
+  ['exec', 'turbo', 'run', 'api', '--concurrency=2', '--output-logs=errors-only', ...extraArgs],
+  { cwd: root, stdio: 'inherit', env },
+);
 console.log(`Tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+if (api.status === 0) {
+  console.log('API reports: up to date');
+} else {
+  console.log('API reports: FAILED (see above; `pnpm api:update` if the API change is intended)');
+  code = code || 1;
+}
 
 // Every backend, browser and worker the suites started must be gone once they have ended.
 const leaked = await leftBehind(root, before);

@@ -242,7 +242,7 @@ export async function http(method, url, { timeoutMs = 10_000 } = {}) {
 /**
  * POSTs to `url` twice at once, for one lock: one must get it (200), the other a 423 problem+json
  * "locked" answer with a Retry-After of at least 1 s. `app` is the server's handle, for the output
- * a failure shows. Resolves with the 200 answer and the Retry-After.
+ * a failure shows. Resolves with the 200 answer, the 423 answer and the Retry-After.
  */
 export async function expectOneLockedOut(url, app) {
   const pair = await Promise.all([http('POST', url), http('POST', url)]);
@@ -260,7 +260,7 @@ export async function expectOneLockedOut(url, app) {
       locked.body?.type === 'urn:latch:problem:locked',
     `423 is not a problem+json "locked" answer: ${locked.headers.get('content-type')} ${JSON.stringify(locked.body)}`,
   );
-  return { done, retryAfter };
+  return { done, locked, retryAfter };
 }
 
 /** Calls `probe` until it returns a truthy value; throws after `timeoutMs` with `what`. */

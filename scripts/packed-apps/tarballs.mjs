@@ -142,7 +142,23 @@ export async function attw(pkg) {
   );
   // Table rows such as "│ node16 (from CJS) │ OK (CJS) │ OK (JSON) │": the resolutions checked.
   const modes = [...output.matchAll(/^│ (node10|node16 \(from \w+\)|bundler)\s+│/gm)].map((m) => m[1]);
-  return `No problems found${modes.length > 0 ? ` (${modes.join(', ')})` : ''}`;
+  // The header row names the entry points checked ("@latch/core/store"): attw checks every
+  // `exports` subpath by default; make sure none went unchecked (node10 included, through
+  // typesVersions).
+  const checked = new Set([...output.matchAll(/"(@latch\/[^"]+)"/g)].map((m) => m[1]));
+  const subpaths = exportedSubpaths(pkg);
+  const unchecked = subpaths.filter((subpath) => !checked.has(subpath));
+  expect(unchecked.length === 0, `attw did not check ${unchecked.join(', ')}:\n    ${lastLines(output, 30)}`);
+  expect(modes.includes('node10'), `attw checked no node10 resolution:\n    ${lastLines(output, 30)}`);
+  return `No problems found for ${subpaths.join(', ')}${modes.length > 0 ? ` (${modes.join(', ')})` : ''}`;
+}
+
+/** `@latch/core`, `@latch/core/store`, …: every subpath the packed package.json exports. */
+function exportedSubpaths(pkg) {
+  const manifest = JSON.parse(readFileSync(join(pkg.unpacked ?? pkg.dir, 'package.json'), 'utf8'));
+  return Object.keys(manifest.exports ?? { '.': null }).map((key) =>
+    key === '.' ? manifest.name : `${manifest.name}/${key.replace(/^\.\//, '')}`,
+  );
 }
 
 function lastLines(text, count) {

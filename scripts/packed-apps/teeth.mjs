@@ -38,6 +38,33 @@ export const mutants = [
   {
     kind: 'run',
     app: 'express',
+    what: "@latch/core's exports without ./store",
+    file: 'node_modules/@latch/core/package.json',
+    apply: editManifest((manifest) => {
+      delete manifest.exports['./store'];
+    }),
+  },
+  {
+    kind: 'run',
+    app: 'nest-cjs',
+    what: "@latch/core's ./store export without the require condition",
+    file: 'node_modules/@latch/core/package.json',
+    apply: editManifest((manifest) => {
+      delete manifest.exports['./store'].require;
+    }),
+  },
+  {
+    kind: 'compile',
+    app: 'nest-cjs',
+    what: '@latch/core without typesVersions (node10 finds no types for ./store and ./http)',
+    file: 'node_modules/@latch/core/package.json',
+    apply: editManifest((manifest) => {
+      delete manifest.typesVersions;
+    }),
+  },
+  {
+    kind: 'run',
+    app: 'express',
     what: 'a lock() middleware that never locks',
     file: 'node_modules/@latch/express/dist/index.js',
     apply: replaceWith(

@@ -1,5 +1,7 @@
 // Express 5 + @latch/express, in an app with only @aws-sdk/client-s3, type-checked with
-// skipLibCheck: false. Two concurrent requests for one invoice: one 200, one 423.
+// skipLibCheck: false. Two concurrent requests for one invoice: one 200, one 423. The app also
+// imports @latch/core/http (a custom 423 handler: two concurrent report builds, 200 + its 423)
+// and @latch/core/store (a store wrapper that audits the S3 store's conditional writes).
 import { CheckFailure, expect, expectOneLockedOut, http, start, tail, waitFor } from '../lib.mjs';
 
 const here = new URL('./', import.meta.url);
@@ -36,12 +38,28 @@ async function checkExpress({ dir, line, env, label }) {
       `fencing token did not increase: ${done.body.fencingToken} then ${again.body.fencingToken}`,
     );
 
+    // @latch/core/http: the app's own 423 handler answers with lockErrorToHttp's answer.
+    const report = await expectOneLockedOut(`http://127.0.0.1:${ready.port}/reports/r-1/build`, app);
+    expect(
+      report.locked.headers.get('x-answered-by') === 'app',
+      `the 423 for a held report did not come from the app's handler (lockErrorToHttp from @latch/core/http)${tail(app)}`,
+    );
+    // @latch/core/store: every lock went through the app's audited store, records round-trip.
+    const { body: audit } = await http('GET', `http://127.0.0.1:${ready.port}/audit`);
+    expect(
+      audit.writes >= 4 && audit.lastToken >= 1 && audit.roundTrip === true,
+      `the audited store (written against @latch/core/store) saw ${JSON.stringify(audit)}, expected ` +
+        'at least 4 conditional writes and a record that survives encodeRecord/decodeRecord',
+    );
+
     const stopped = await app.stop(5000);
     if (stopped.killed) throw new CheckFailure(`did not exit within 5 s of SIGTERM${tail(app)}`);
     expect(stopped.code === 0, `exited with code ${stopped.code}, signal ${stopped.signal}${tail(app)}`);
     return (
       `concurrent POSTs → 200 + 423 (problem+json, Retry-After ${retryAfter}), then 200 once released ` +
-      `(token ${done.body.fencingToken} → ${again.body.fencingToken}); closed its LockClient and exited 0 on SIGTERM`
+      `(token ${done.body.fencingToken} → ${again.body.fencingToken}); @latch/core/http: the app's own ` +
+      `handler answered 423 (Retry-After ${report.retryAfter}); @latch/core/store: its audited store saw ` +
+      `${audit.writes} conditional writes, records round-trip; closed its LockClient and exited 0 on SIGTERM`
     );
   } finally {
     await app.stop(1000);

@@ -1,6 +1,7 @@
 // Nest 12, ESM and CommonJS: the same source (app.ts) built by each app's own tsc, run on a
 // Node line. A locked route answers one of two concurrent requests 423; the @Cron job runs
-// under its lock; the app shuts down on SIGTERM.
+// under its lock; a lock taken by hand is answered 423 by the app through @latch/core/http; the
+// cron's record reads back through @latch/core/store's codec; the app shuts down on SIGTERM.
 import { CheckFailure, expect, expectOneLockedOut, http, start, tail, waitFor } from '../lib.mjs';
 
 const here = new URL('./', import.meta.url);
@@ -53,12 +54,34 @@ async function checkNest({ dir, line, env, label }, format) {
       `cron state inconsistent: ${JSON.stringify(cron)}`,
     );
 
+    // @latch/core/http, imported by the app itself: its own answer for a lock held by hand.
+    const exports = await Promise.all([
+      http('POST', `${base}/exports/e-1`),
+      http('POST', `${base}/exports/e-1`),
+    ]);
+    const refused = exports.find((r) => r.status === 423);
+    expect(
+      exports.some((r) => r.status === 200) &&
+        refused?.body?.type === 'urn:latch:problem:locked' &&
+        refused.body.answeredBy === 'app',
+      `concurrent exports answered ${JSON.stringify(exports.map((r) => [r.status, r.body]))}, expected 200 ` +
+        `and the app's 423 built with lockErrorToHttp from @latch/core/http${tail(app)}`,
+    );
+    // @latch/core/store, imported by the app itself: the cron's record through the record codec.
+    const { status, body: record } = await http('GET', `${base}/cron/record`);
+    expect(
+      status === 200 && record.sameAfterCodec === true && record.token >= cron.lastToken && record.bytes > 0,
+      `GET /cron/record answered ${status} ${JSON.stringify(record)}${tail(app)}`,
+    );
+
     const stopped = await app.stop(5000);
     if (stopped.killed) throw new CheckFailure(`did not exit within 5 s of SIGTERM${tail(app)}`);
     return (
       `${format}: concurrent POSTs → 200 + 423 (problem+json, Retry-After ${retryAfter}), then 200 ` +
       `(token ${done.body.fencingToken} → ${again.body.fencingToken}); @Cron ran ${cron.runs}× under ` +
-      `its lock (token ${cron.lastToken}, inspect: ${cron.lock.state} at ${cron.lock.fencingToken}); exited on SIGTERM`
+      `its lock (token ${cron.lastToken}, inspect: ${cron.lock.state} at ${cron.lock.fencingToken}); ` +
+      `@latch/core/http: the app's own 423 for a lock held by hand; @latch/core/store: the cron's record ` +
+      `(token ${record.token}, ${record.bytes} bytes) survives encodeRecord/decodeRecord; exited on SIGTERM`
     );
   } finally {
     await app.stop(1000);
