@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { type Lock, LockClient, type LockClientOptions } from '../src/index.js';
-import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
+import type { Lock } from '../src/index.js';
+import { scriptedClients } from './helpers/scripted-clients.js';
 
 describe('holds up (no regression needed to fail): tokens with the one-request claim', () => {
   test('a deleted record, recreated by a client that never saw it: the next claim here goes on above the floor', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { type Lock, LockClient, type LockClientOptions } from '../src/index.js';
-import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
+import type { Lock } from '../src/index.js';
+import { replica, scriptedClients } from './helpers/scripted-clients.js';
 
 describe('review: close() and releases of unknown outcome', () => {
   test('fail-closed: close() does not resolve while the release it made may not have landed', async () => {

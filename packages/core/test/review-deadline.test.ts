@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { type Lock, LockClient, type LockClientOptions } from '../src/index.js';
+import type { Lock } from '../src/index.js';
 import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
 describe('review: a write queued behind extend(shorter) counts its deadline with the lease it will write', () => {

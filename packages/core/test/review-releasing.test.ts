@@ -1,11 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import {
-  type Lock,
-  LockClient,
-  type LockClientOptions,
-  type LockEvent,
-  LockStoreError,
-} from '../src/index.js';
+import { type Lock, type LockEvent, LockStoreError } from '../src/index.js';
 import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
 describe('review: a release of unknown outcome, then a retry the store refused', () => {

@@ -2,13 +2,7 @@ import { describe, expect, test } from 'vitest';
 import type { ListBucket } from '../src/engine/list/list-bucket.js';
 import { entryKey } from '../src/engine/list/list-entries.js';
 import { ListLeaseEngine } from '../src/engine/list/list-lease-engine.js';
-import {
-  type Lock,
-  LockClient,
-  type LockClientOptions,
-  type LockEvent,
-  LockStoreError,
-} from '../src/index.js';
+import { type Lock, type LockEvent, LockStoreError } from '../src/index.js';
 import { resolveClock } from '../src/shared/clock.js';
 import { resolveRetry } from '../src/shared/retry.js';
 import { held, replica, scriptedClients } from './helpers/scripted-clients.js';

@@ -3,7 +3,7 @@ import { ManualTime } from './manual-time.js';
 import { oneRequestClaimStore } from './one-request-claim-store.js';
 
 /** Held for the caller: isHeld and a live signal, read through the public getters. */
-export const held = (lock: Lock | undefined) => lock !== undefined && lock.isHeld && !lock.signal.aborted;
+export const held = (lock: Lock | undefined) => lock?.isHeld && !lock.signal.aborted;
 
 /**
  * Clients on one manual timeline over a scripted memory store (or, with `oneRequestClaim`, one

@@ -1,0 +1,73 @@
+import { expect } from 'vitest';
+import type { ConformanceBackend, Limitations } from './backend.js';
+import type { ClientOptionsLike, LatchModule, LockClientLike, LockLike } from './latch-module.js';
+
+/** What the lock suite's cases share; the backend exists once `start()` has run. */
+export interface LockRun<Store> {
+  readonly latch: LatchModule<Store>;
+  readonly limits: Limitations;
+  /** Rounds per contender in the mutual-exclusion case. */
+  readonly rounds: number;
+  backend(): ConformanceBackend<Store>;
+  /** A new LockClient on the backend's store, polling fast. */
+  client(options?: Partial<ClientOptionsLike<Store>>): LockClientLike;
+  /** A case title, naming the limitation that changes what it checks. */
+  title(text: string, limitation?: string): string;
+  /** The next acquisition's token: exactly +1, or just higher where tokens are not consecutive. */
+  expectNextToken(next: number | undefined, previous: number): void;
+}
+
+let counter = 0;
+/** A key no other test uses, so tests can share one backend. */
+export function uniqueKey(label: string): string {
+  counter += 1;
+  return `conformance/${label}/${process.pid}-${Date.now().toString(36)}-${counter}`;
+}
+
+export const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A clock `offsetMs` ahead of (or behind) the wall clock. */
+export const skewed = (offsetMs: number) => ({
+  now: () => Date.now() + offsetMs,
+  monotonic: () => performance.now(),
+});
+
+export function untilAborted(signal: AbortSignal): Promise<unknown> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve(signal.reason);
+    else signal.addEventListener('abort', () => resolve(signal.reason), { once: true });
+  });
+}
+
+export async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const started = Date.now();
+  while (!condition()) {
+    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
+    await delay(20);
+  }
+}
+
+export async function stopRenewing(lock: LockLike): Promise<void> {
+  // Simulates a crashed process: timers stop, nothing is released.
+  (lock as unknown as { clearTimers(): void }).clearTimers();
+}
+
+export function lockRun<Store>(
+  latch: LatchModule<Store>,
+  backend: () => ConformanceBackend<Store>,
+  limits: Limitations,
+  rounds: number,
+): LockRun<Store> {
+  return {
+    latch,
+    limits,
+    rounds,
+    backend,
+    client: (options = {}) => new latch.LockClient({ store: backend().store(), pollMs: 50, ...options }),
+    title: (text, limitation) => (limitation ? `${text} [limited: ${limitation}]` : text),
+    expectNextToken(next, previous) {
+      if (limits.consecutiveTokens) expect(next).toBeGreaterThan(previous);
+      else expect(next).toBe(previous + 1);
+    },
+  };
+}
