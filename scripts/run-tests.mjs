@@ -61,7 +61,16 @@ if (code !== 0 && failed === 0) failed = 1; // a suite that crashed before repor
 // failed, so that one run tells about both.
 const api = spawnSync(
   'pnpm',
-  ['exec', 'turbo', 'run', 'api', '--concurrency=2', '--output-logs=errors-only', ...extraArgs],
+  [
+    'exec',
+    'turbo',
+    'run',
+    'api',
+    '--concurrency=2',
+    '--continue=dependencies-successful',
+    '--output-logs=errors-only',
+    ...extraArgs,
+  ],
   { cwd: root, stdio: 'inherit', env },
 );
 console.log(`Tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
