@@ -8,7 +8,7 @@
 // package's tsconfig.cjs.json picks the twin (moduleSuffixes) and this script gives its output
 // the plain name, so that `require('./name.js')` finds it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
@@ -19,6 +19,8 @@ function compile(args) {
   if (run.status !== 0) process.exit(run.status ?? 1);
 }
 
+// A clean output: files of modules since moved or deleted must not be packed.
+rmSync('dist', { recursive: true, force: true });
 compile(['-p', 'tsconfig.build.json']);
 // Node10 is the resolution TypeScript pairs with `module: commonjs` (it reads `main`/`types`).
 compile([
