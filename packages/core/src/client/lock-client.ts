@@ -428,6 +428,7 @@ export class LockClient implements LockHost {
         arrivedInTime(lease, settings.leaseMs, this.engine.clock.time.monotonic())
           ? new Lock<unknown>(this, lease, settings)
           : undefined,
+      holderSummary: (key) => this.holderSummary(key),
       holderOf: (key) => this.keys.get(key)?.holder,
       requeue: (key, waiter) => this.queueFor(key).requeue(waiter),
       forget: (queue) => this.forgetIfIdle(queue),

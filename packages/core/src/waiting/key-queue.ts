@@ -120,7 +120,12 @@ export class KeyQueue<L extends HeldLock, S> {
       let timer: ScheduledTimer | undefined;
       const onAbort = () =>
         settle(() => {
-          this.host.report({ type: 'contended', key, reason: 'aborted', holder: this.holderSummary() });
+          this.host.report({
+            type: 'contended',
+            key,
+            reason: 'aborted',
+            holder: this.host.holderSummary(key),
+          });
           reject(signal?.reason);
         });
       const settle = (finish: () => void) => {
@@ -147,7 +152,7 @@ export class KeyQueue<L extends HeldLock, S> {
         timer = this.time.setTimer(
           () =>
             settle(() => {
-              const holder = this.holderSummary();
+              const holder = this.host.holderSummary(key);
               this.host.report({ type: 'contended', key, reason: 'timeout', holder });
               // If the store kept failing, say so: the lock may not even be held.
               reject(new LockTimeoutError(key, waitMs, holder, { cause: this.lastError }));
@@ -234,7 +239,7 @@ export class KeyQueue<L extends HeldLock, S> {
   /** Reports 'waiting' once for each local waiter not yet reported. */
   private reportWaiting(): void {
     if (!this.host.reportsEvents()) return;
-    const holder = this.holderSummary();
+    const holder = this.host.holderSummary(this.key);
     for (const waiter of this.waiters) {
       if (waiter.settled || waiter.reportedWaiting) continue;
       waiter.reportedWaiting = true;

@@ -1,4 +1,5 @@
 import type { Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
+import type { HolderSummary } from '../shared/errors.js';
 import type { LockEventReport } from '../shared/lock-events.js';
 
 /** What a key's queue needs of the lock it hands out. */
@@ -43,6 +44,8 @@ export interface QueueHost<L extends HeldLock, S> {
   settleAbandoned(key: string, contender: Contender): void;
   /** The lock for a lease just won, or undefined when it arrived too late to be trusted. */
   createLock(lease: LeaseState, settings: S): L | undefined;
+  /** Who holds `key` as the client's current queue for it knows (that queue may not be this one). */
+  holderSummary(key: string): HolderSummary | undefined;
   /** The local holder of `key` in the client's current queue for it, if any. */
   holderOf(key: string): L | null | undefined;
   /** Puts `waiter` back in front of the client's current queue for `key` (made if needed), and polls. */

@@ -68,9 +68,6 @@ export function trimWriteIds(lease: LeaseState): void {
   if (oldest !== undefined) lease.writeIds.delete(oldest);
 }
 
-/** Lease of the claim that fences off an abandoned fail-closed acquisition, before it is released. */
-const _SETTLE_LEASE_MS = 60_000;
-
 function describeLoss(current: VersionedRecord | null, ourWrite: boolean): string {
   if (!current) return 'its record was deleted';
   const holder = current.record.holder;
