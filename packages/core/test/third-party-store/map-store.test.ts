@@ -1,6 +1,6 @@
 import * as latch from '@latch/core';
-import { type LockStore, LockStoreError } from '@latch/core/store';
-import { describeLockConformance, describeStoreContract } from '@latch/testing/conformance';
+import { LockStoreError } from '@latch/core/store';
+import { breakableWrites, describeLockConformance, describeStoreContract } from '@latch/testing/conformance';
 import { mapStore, type Row } from './map-store.js';
 
 // The store itself: conditional writes, records kept exactly, unreadable rows reported.
@@ -26,31 +26,14 @@ describeLockConformance({
   name: 'map store',
   start: async () => {
     const rows = new Map<string, Row>();
-    const map = mapStore(rows);
-    let broken = false;
-    const check = () => {
-      if (broken) throw new LockStoreError('map store: writes are broken', { retryable: true });
-    };
     // Fails writes on demand, as a database that cannot be reached would.
-    const store: LockStore = {
-      ...map,
-      write: async (key, record, condition) => {
-        check();
-        return map.write(key, record, condition);
-      },
-      delete: async (key, version) => {
-        check();
-        return map.delete(key, version);
-      },
-    };
+    const { store, breakWrites } = breakableWrites(
+      mapStore(rows),
+      () => new LockStoreError('map store: writes are broken', { retryable: true }),
+    );
     return {
       store: () => store,
-      breakWrites: () => {
-        broken = true;
-        return () => {
-          broken = false;
-        };
-      },
+      breakWrites,
       corrupt: async (key) => {
         rows.set(key, { version: 'corrupt', text: '{"latch":1,"token":' });
       },

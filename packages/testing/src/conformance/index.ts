@@ -2,6 +2,7 @@
 // contract, under vitest (an optional peer dependency). They take the `@latch/core` module as
 // a parameter, so this package does not depend on core and the store is tested with yours.
 export type { ConformanceBackend, Limitations } from './backend.js';
+export { type BreakableWrites, breakableWrites } from './breakable-writes.js';
 export type {
   AcquireOptionsLike,
   CampaignLike,
