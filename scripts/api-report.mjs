@@ -125,7 +125,9 @@ function reportPackage(dir, manifest) {
     const { path: configPath, config } = found;
     const expectedConfig = `${entryName}.api-extractor.json`;
     if (basename(configPath) !== expectedConfig) {
-      problems.push(`${label}: rename ${rel(configPath)} to ${expectedConfig} (entry names follow the subpath)`);
+      problems.push(
+        `${label}: rename ${rel(configPath)} to ${expectedConfig} (entry names follow the subpath)`,
+      );
       continue;
     }
     const configuredReport = join(config.reportFolder, config.reportConfigs[0]?.fileName ?? '');
@@ -157,7 +159,9 @@ function reportPackage(dir, manifest) {
 /** Runs API Extractor on one entry point: it compares (check) or writes (--update) the report. */
 function reportEntry({ label, entry, config, reportPath }) {
   if (!existsSync(config.mainEntryPointFilePath)) {
-    problems.push(`${label}: ${rel(config.mainEntryPointFilePath)} does not exist; build first (pnpm build).`);
+    problems.push(
+      `${label}: ${rel(config.mainEntryPointFilePath)} does not exist; build first (pnpm build).`,
+    );
     return;
   }
   const hadReport = existsSync(reportPath);
@@ -199,7 +203,9 @@ function reportEntry({ label, entry, config, reportPath }) {
   if (reported.length > 0) {
     problems.push(`${label}: API Extractor reported on ${entry}:\n    ${reported.join('\n    ')}`);
   } else if (!result.succeeded && !result.apiReportChanged) {
-    problems.push(`${label}: API Extractor failed on ${entry} (${result.errorCount} error(s), nothing printed)`);
+    problems.push(
+      `${label}: API Extractor failed on ${entry} (${result.errorCount} error(s), nothing printed)`,
+    );
   }
 
   if (!result.apiReportChanged) {
@@ -222,7 +228,8 @@ function reportEntry({ label, entry, config, reportPath }) {
 function indent(text) {
   const lines = text.trimEnd().split('\n');
   const limit = 60;
-  const shown = lines.length > limit ? [...lines.slice(0, limit), `… ${lines.length - limit} more lines`] : lines;
+  const shown =
+    lines.length > limit ? [...lines.slice(0, limit), `… ${lines.length - limit} more lines`] : lines;
   return shown.map((line) => `    ${line}`).join('\n');
 }
 
