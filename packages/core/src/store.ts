@@ -13,6 +13,7 @@ export { decodeRecord, encodeRecord } from './contract/record-codec.js';
 export {
   LockConfigError,
   LockCorruptedError,
+  LockError,
   LockStoreError,
   type LockStoreErrorReason,
 } from './shared/errors.js';

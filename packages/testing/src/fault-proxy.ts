@@ -71,7 +71,7 @@ export interface FaultProxy {
   /**
    * "Applied late, after the client gave up": the next request on a connection (the client's
    * bytes from the first one after the connection's last answer until they pause for
-   * {@link LATE_CAPTURE_QUIET_MS}) is held back, the client connection is reset without an answer,
+   * 20 ms, `LATE_CAPTURE_QUIET_MS`) is held back, the client connection is reset without an answer,
    * and `delayMs` later those bytes are sent to the target on a fresh connection whose answer is
    * discarded. With `times`, only that many requests are taken, then the fault switches itself
    * off. `false` switches it off; requests already taken are still forwarded. Meant for
