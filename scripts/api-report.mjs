@@ -27,8 +27,7 @@
 // - Everything else (compiler messages, other ae-* warnings and errors): printed, and the run fails.
 //
 // API Extractor names the exports from the TypeScript checker's own export list of the entry point,
-// so no cross-check against TypeScript is needed here (the 8.0.0 setup needed one: it ran a foreign
-// TypeScript through patched internals).
+// so no cross-check against TypeScript is needed here.
 import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';

@@ -51,7 +51,7 @@ export function prepareAcquire(
   const terms: LeaseTerms = { leaseMs, context };
   const request: AcquireRequest = {
     contender: { lockId: engine.clock.time.randomId(), terms },
-    settings: { leaseMs, heartbeatMs, onLost: options.onLost, lockAtLeastMs, verifyMs: verifyMs },
+    settings: { leaseMs, heartbeatMs, onLost: options.onLost, lockAtLeastMs, verifyMs },
   };
   if (signal) request.signal = signal;
   return request;

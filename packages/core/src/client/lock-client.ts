@@ -392,6 +392,7 @@ export class LockClient implements LockHost {
     waitMs: number,
     signal: AbortSignal | undefined,
   ): Promise<Lock<unknown>> {
+    // Before the key's queue is made: a refused wait must not leave an idle queue behind.
     signal?.throwIfAborted();
     return this.queueFor(key).wait(request, waitMs, signal);
   }

@@ -114,7 +114,6 @@ export class KeyQueue<L extends HeldLock, S> {
     waitMs: number,
     signal: AbortSignal | undefined,
   ): Promise<L> {
-    signal?.throwIfAborted();
     const key = this.key;
     return new Promise<L>((resolve, reject) => {
       let timer: ScheduledTimer | undefined;

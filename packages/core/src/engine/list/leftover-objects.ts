@@ -1,6 +1,5 @@
 import { LockStoreError } from '../../shared/errors.js';
-import type { RetryPolicy } from '../../shared/retry.js';
-import { withRetry } from '../../shared/retry.js';
+import { type RetryPolicy, withRetry } from '../../shared/retry.js';
 import type { Scheduler } from '../../shared/scheduler.js';
 import type { ListBucket } from './list-bucket.js';
 
