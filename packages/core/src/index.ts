@@ -4,13 +4,14 @@ export type { Campaign, CampaignOptions } from './client/campaign.js';
 export { keyOfHandle } from './client/handle.js';
 export { Lock, type ReleaseOptions } from './client/lock.js';
 export { LockClient } from './client/lock-client.js';
-export type { LockInfo } from './client/lock-info.js';
+export type { LockHolderInfo, LockInfo } from './client/lock-info.js';
 export type {
   AcquireOptions,
   LockClientOptions,
   ResumeOptions,
   TryAcquireOptions,
 } from './client/lock-options.js';
+export { LockSet } from './client/lock-set.js';
 export type { LockStore } from './contract/lock-store.js';
 export type { LeaseStrategy } from './engine/lease-engine.js';
 export type { ClockMode, ClockOptions, TimeSource } from './shared/clock.js';

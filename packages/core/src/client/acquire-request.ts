@@ -1,3 +1,4 @@
+import { MAX_LIMIT } from '../engine/cas/slot-records.js';
 import type { Contender, LeaseEngine, LeaseTerms } from '../engine/lease-engine.js';
 import { LockConfigError } from '../shared/errors.js';
 import { checkContext, checkDuration, checkSignal, describe } from '../shared/validation.js';
@@ -48,11 +49,25 @@ export function prepareAcquire(
   }
   const lockAtLeastMs =
     options.lockAtLeastMs === undefined ? undefined : checkDuration('lockAtLeastMs', options.lockAtLeastMs);
+  const limit = checkLimit(options.limit);
+  engine.checkLimit(limit);
   const terms: LeaseTerms = { leaseMs, context };
+  if (limit > 1) terms.limit = limit;
   const request: AcquireRequest = {
     contender: { lockId: engine.clock.time.randomId(), terms },
     settings: { leaseMs, heartbeatMs, onLost: options.onLost, lockAtLeastMs, verifyMs },
   };
   if (signal) request.signal = signal;
   return request;
+}
+
+/** The `limit` option: a whole number of holders from 1 (a lock, the default) to MAX_LIMIT. */
+export function checkLimit(value: unknown): number {
+  if (value === undefined) return 1;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_LIMIT) {
+    throw new LockConfigError(
+      `limit must be a whole number from 1 (a lock) to ${MAX_LIMIT}, got ${describe(value)}. It is how many may hold the key at once.`,
+    );
+  }
+  return value;
 }

@@ -209,8 +209,7 @@ export class LeaseKeeper {
     if (!this.lock.keeping()) return;
     try {
       const current = await this.engine.read(this.lock.key);
-      const ours =
-        current !== null && (this.lease.writeIds.has(current.record.writeId) || this.writesInFlight > 0);
+      const ours = this.engine.holds(this.lease, current) || (current !== null && this.writesInFlight > 0);
       if (!ours && this.lock.keeping()) {
         const error = new LockLostError(
           this.lock.key,

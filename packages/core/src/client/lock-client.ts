@@ -1,5 +1,5 @@
 // Longer than ~300 lines on purpose: LockClient is the public API in one class (acquire,
-// tryAcquire, withLock, inspect, release, resume, forceRelease, campaign, close) with its
+// tryAcquire, withLock, acquireAll, inspect, release, resume, forceRelease, campaign, close) with its
 // documentation. Each method checks its input and delegates: waiting to the key's KeyQueue,
 // keep-alive to the Lock's LeaseKeeper, the protocol to the lease engine.
 import type { ClaimResult, Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
@@ -51,6 +51,7 @@ import {
   TRY_ACQUIRE_OPTION_KEYS,
   type TryAcquireOptions,
 } from './lock-options.js';
+import { acquireAllKeys, type LockSet, orderedKeys, type SetAcquirer } from './lock-set.js';
 
 /**
  * The entry point: acquire, tryAcquire, withLock, inspect, release/resume by handle,
@@ -101,7 +102,8 @@ export class LockClient implements LockHost {
       if (attempt.lock) return attempt.lock as Lock<T>;
       if (waitMs === 0) {
         this.report({ type: 'contended', key, reason: 'timeout', holder: attempt.holder });
-        throw new LockTimeoutError(key, 0, attempt.holder);
+        const limit = request.contender.terms.limit;
+        throw new LockTimeoutError(key, 0, attempt.holder, { limit });
       }
       // The first try's lease came too late and is being given back: wait as a new contender.
       if (request.contender.abandoned) {
@@ -146,6 +148,26 @@ export class LockClient implements LockHost {
     return result;
   }
 
+  /**
+   * Acquires every key of `keys` or none: within one `waitMs` for all, in one global order (so
+   * that two calls with overlapping keys cannot deadlock), releasing those taken when another
+   * cannot be. The options apply to each lock (`limit` too). Each lock keeps its own fencing
+   * token; the set's `signal` aborts when any of them is lost.
+   */
+  async acquireAll<T = unknown>(keys: readonly string[], options: AcquireOptions = {}): Promise<LockSet<T>> {
+    checkOptionKeys('acquireAll()', options, ACQUIRE_OPTION_KEYS);
+    const ordered = orderedKeys(keys);
+    // Every key and option is checked before the first request.
+    for (const key of ordered) this.prepare(key, options);
+    checkWait('waitMs', options.waitMs ?? Number.POSITIVE_INFINITY);
+    this.throwIfClosed();
+    const acquirer: SetAcquirer = {
+      acquire: (key, keyOptions) => this.acquire(key, keyOptions),
+      time: this.time,
+    };
+    return acquireAllKeys<T>(acquirer, ordered, options);
+  }
+
   /** Who holds `key`, since when, with what context and token — or that it is free. */
   async inspect<T = unknown>(key: string): Promise<LockInfo<T>> {
     this.checkKey(key);
@@ -164,8 +186,8 @@ export class LockClient implements LockHost {
     if (data) this.engine.checkData(data.value);
     const lease = await this.engine.leaseFromHandle(key, fields.lockId);
     if (data) this.checkData(data.value, lease);
-    const local = this.keys.get(key)?.holder;
-    if (local && local.lease.lockId === fields.lockId) {
+    const local = this.keys.get(key)?.holding(fields.lockId);
+    if (local) {
       await local.release(data ? { data: data.value } : {});
       return;
     }
@@ -214,7 +236,7 @@ export class LockClient implements LockHost {
           if (isUnknownOutcome(error)) this.settleAbandoned(fields.key, contender);
           throw error;
         }
-        const lock = this.queueFor(lease.key).hold(lease, settings);
+        const lock = this.queueFor(lease.key, lease.shared?.limit ?? 1).hold(lease, settings);
         if (!lock) {
           this.settleAbandoned(fields.key, contender);
           throw new LockNotHeldError(fields.key, 'the renewal landed after its lease ran out');
@@ -281,7 +303,7 @@ export class LockClient implements LockHost {
     // tried again a bounded number of times, so that close() does not return while it may
     // still leave a lock held.
     for (let round = 0; round <= this.engine.retry.attempts; round++) {
-      const held = [...this.keys.values()].flatMap((queue) => (queue.holder ? [queue.holder] : []));
+      const held = [...this.keys.values()].flatMap((queue) => queue.holders);
       if (held.length === 0) break;
       if (round > 0) await sleep(this.time, backoffMs(this.engine.retry, round, this.time.random));
       await Promise.allSettled(
@@ -363,7 +385,9 @@ export class LockClient implements LockHost {
   ): Promise<
     { lock: Lock<unknown>; holder?: undefined } | { lock?: undefined; holder: HolderSummary | undefined }
   > {
+    const limit = request.contender.terms.limit ?? 1;
     const queue = this.keys.get(key);
+    if (queue) checkLocalLimit(queue, limit);
     // Held or queued here: no request needed.
     if (queue?.busy) return { holder: queue.holderSummary() };
     let result: ClaimResult;
@@ -375,13 +399,13 @@ export class LockClient implements LockHost {
       throw error;
     }
     if (!result.lease) {
-      const seen = this.queueFor(key);
+      const seen = this.queueFor(key, limit);
       seen.sawHeld(result.current);
       const holder = seen.holderSummary();
       this.forgetIfIdle(seen);
       return { holder };
     }
-    const lock = this.queueFor(key).hold(result.lease, request.settings);
+    const lock = this.queueFor(key, limit).hold(result.lease, request.settings);
     if (!lock) this.settleAbandoned(key, request.contender); // won too late to trust: give it back
     return lock ? { lock } : { holder: undefined };
   }
@@ -394,16 +418,22 @@ export class LockClient implements LockHost {
   ): Promise<Lock<unknown>> {
     // Before the key's queue is made: a refused wait must not leave an idle queue behind.
     signal?.throwIfAborted();
-    return this.queueFor(key).wait(request, waitMs, signal);
+    return this.queueFor(key, request.contender.terms.limit ?? 1).wait(request, waitMs, signal);
   }
 
-  /** The key's queue, made when the key has none. */
-  private queueFor(key: string): KeyQueue<Lock<unknown>, LockSettings> {
+  /** The key's queue, made when the key has none; refused when its holders and waiters use another limit. */
+  private queueFor(key: string, limit: number): KeyQueue<Lock<unknown>, LockSettings> {
     let queue = this.keys.get(key);
-    if (!queue) {
-      queue = new KeyQueue(key, this.queueHost);
-      this.keys.set(key, queue);
+    if (queue && queue.limit !== limit && queue.idle) {
+      this.keys.delete(key);
+      queue = undefined;
     }
+    if (queue) {
+      checkLocalLimit(queue, limit);
+      return queue;
+    }
+    queue = new KeyQueue(key, this.queueHost, limit);
+    this.keys.set(key, queue);
     return queue;
   }
 
@@ -430,12 +460,29 @@ export class LockClient implements LockHost {
           ? new Lock<unknown>(this, lease, settings)
           : undefined,
       holderSummary: (key) => this.holderSummary(key),
-      holderOf: (key) => this.keys.get(key)?.holder,
-      requeue: (key, waiter) => this.queueFor(key).requeue(waiter),
+      holding: (key, lockId) => this.keys.get(key)?.holding(lockId),
+      requeue: (key, waiter) => {
+        try {
+          this.queueFor(key, waiter.contender.terms.limit ?? 1).requeue(waiter);
+        } catch (error) {
+          waiter.reject(error); // the key is now held here with another limit
+        }
+      },
       forget: (queue) => this.forgetIfIdle(queue),
       closedError,
     };
   }
+}
+
+/** Refuses a call whose limit differs from the one this client's holders and waiters of the key use. */
+function checkLocalLimit(
+  queue: { readonly key: string; readonly limit: number; readonly idle: boolean },
+  limit: number,
+): void {
+  if (queue.limit === limit || queue.idle) return;
+  throw new LockConfigError(
+    `Lock "${queue.key}" is held or awaited in this client with limit ${queue.limit}, and this call asked for limit ${limit}. Every holder of one key must use the same limit: pass { limit: ${queue.limit} } here.`,
+  );
 }
 
 /** A lock nothing renews reads its record every this many poll intervals. */

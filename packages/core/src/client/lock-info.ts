@@ -1,12 +1,34 @@
 import type { VersionedRecord } from '../contract/lock-record.js';
+import { holdersOf, limitOf } from '../engine/cas/slot-records.js';
+
+/** One holder of a key, as `inspect` reports it. */
+export interface LockHolderInfo {
+  owner: string;
+  context?: string;
+  acquiredAt: number;
+  /** When its lease ends on its own clock; null for a fail-closed lock. */
+  expiresAt: number | null;
+  /** 'held' while its lease runs, 'expired' once it ran out (not yet taken over). */
+  state: 'held' | 'expired';
+  /** The fencing token it got when it acquired. */
+  fencingToken: number;
+}
 
 /** What `inspect` reports about a key. */
 export interface LockInfo<T = unknown> {
   key: string;
-  /** 'held' (lease running), 'expired' (holder's lease ran out, not yet taken over), 'free'. */
+  /**
+   * 'held' (lease running), 'expired' (holder's lease ran out, not yet taken over), 'free'. For
+   * a semaphore: 'held' while any holder's lease runs.
+   */
   state: 'free' | 'held' | 'expired';
   /** Highest fencing token issued so far (0 if never acquired). */
   fencingToken: number;
+  /** How many may hold the key at once: 1 for a lock, the semaphore's limit otherwise. */
+  limit: number;
+  /** Every holder the record names, in the order they acquired (empty when free). */
+  holders: LockHolderInfo[];
+  /** The holder (for a semaphore: the one whose lease ends last). */
   owner?: string;
   context?: string;
   acquiredAt?: number;
@@ -16,14 +38,26 @@ export interface LockInfo<T = unknown> {
 
 /** What `inspect` reports for a record read at wall-clock time `now` (null: the key was never locked). */
 export function describeRecord(key: string, current: VersionedRecord | null, now: number): LockInfo {
-  if (!current) return { key, state: 'free', fencingToken: 0 };
+  if (!current) return { key, state: 'free', fencingToken: 0, limit: 1, holders: [] };
   const { record } = current;
-  const info: LockInfo = { key, state: 'free', fencingToken: record.token };
+  const holders = holdersOf(record)
+    .map((holder): LockHolderInfo => {
+      const info: LockHolderInfo = {
+        owner: holder.owner,
+        acquiredAt: holder.acquiredAt,
+        expiresAt: holder.expiresAt,
+        state: holder.expiresAt !== null && holder.expiresAt < now ? 'expired' : 'held',
+        fencingToken: holder.token,
+      };
+      if (holder.context !== undefined) info.context = holder.context;
+      return info;
+    })
+    .sort((a, b) => a.fencingToken - b.fencingToken);
+  const info: LockInfo = { key, state: 'free', fencingToken: record.token, limit: limitOf(record), holders };
   if (record.data !== undefined) info.data = record.data;
   const holder = record.holder;
   if (!holder) return info;
-  const expired = holder.expiresAt !== null && holder.expiresAt < now;
-  info.state = expired ? 'expired' : 'held';
+  info.state = holders.some((entry) => entry.state === 'held') ? 'held' : 'expired';
   info.owner = holder.owner;
   if (holder.context !== undefined) info.context = holder.context;
   info.acquiredAt = holder.acquiredAt;

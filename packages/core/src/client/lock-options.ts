@@ -60,6 +60,13 @@ export interface AcquireOptions {
    * Store errors met later, while waiting, are still retried.
    */
   failFastOnStoreError?: boolean;
+  /**
+   * How many may hold `key` at once, across every process (default 1: a lock). With a limit of
+   * 2 or more the key is a semaphore: each caller still gets its own Lock, with its own lease
+   * and a fencing token above every earlier one of the key. Every holder of a key must use the
+   * same limit; a call with another one is refused with a LockConfigError. At most 100.
+   */
+  limit?: number;
 }
 
 /** Every option of the LockClient constructor: the compiler fails here when one is added or dropped. */
@@ -86,6 +93,7 @@ const ACQUIRE_OPTIONS: Record<keyof AcquireOptions, true> = {
   onLost: true,
   lockAtLeastMs: true,
   failFastOnStoreError: true,
+  limit: true,
 };
 export const ACQUIRE_OPTION_KEYS = Object.keys(ACQUIRE_OPTIONS);
 
@@ -97,6 +105,7 @@ const TRY_ACQUIRE_OPTIONS: Record<keyof TryAcquireOptions, true> = {
   context: true,
   onLost: true,
   lockAtLeastMs: true,
+  limit: true,
 };
 export const TRY_ACQUIRE_OPTION_KEYS = Object.keys(TRY_ACQUIRE_OPTIONS);
 /** Options of acquire() that tryAcquire() refuses, with why. */

@@ -12,6 +12,17 @@ export interface LockRecord {
   /** Random id of the write that produced this record, to recognise our own write after an ambiguous outcome. */
   writeId: string;
   /**
+   * Semaphores only: how many may hold the key at once (2 or more; absent on a plain lock).
+   * Kept when the last holder leaves, so inspect can still tell what the key is.
+   */
+  limit?: number;
+  /**
+   * Semaphores only: every current holder, each with its own token. `holder` then repeats the
+   * one whose lease ends last, so that a reader that knows only plain locks sees the key held
+   * exactly as long as some holder may still hold it.
+   */
+  holders?: SlotHolder[];
+  /**
    * Fields of the stored record this version of Latch does not know (a newer version wrote
    * them): carried over unchanged on every write, so upgrading one replica loses nothing.
    */
@@ -35,6 +46,18 @@ export interface LeaseHolder {
   context?: string | undefined;
   /** Holder fields this version of Latch does not know, carried over unchanged. */
   extensions?: Record<string, unknown>;
+}
+
+/** One holder of a semaphore: a lease like a lock's, with its own token and last write id. */
+export interface SlotHolder extends LeaseHolder {
+  /** The fencing token this holder got when it acquired. */
+  token: number;
+  /**
+   * Random id of the last write that changed this holder: the record's own writeId moves with
+   * every other holder's writes, this one only with ours (recognising our write, and telling an
+   * entry that was renewed from one that was not on untrusted clocks).
+   */
+  writeId: string;
 }
 
 /** A record as read from a store, with the version a conditional write must name. */

@@ -1,15 +1,27 @@
 import { LockCorruptedError } from '../shared/errors.js';
-import { type LeaseHolder, type LockRecord, RECORD_SCHEMA } from './lock-record.js';
+import { type LeaseHolder, type LockRecord, RECORD_SCHEMA, type SlotHolder } from './lock-record.js';
 
 /**
  * JSON form of a lock record, used by stores that keep a document per key (S3, memory).
  * Parsing checks every field: a record we cannot fully understand is reported, never reused.
  */
 export function encodeRecord(record: LockRecord): string {
-  const { extensions, holder, ...known } = record;
+  const { extensions, holder, holders, ...known } = record;
   const storedHolder = holder && encodeHolder(holder);
+  const stored: Record<string, unknown> = {
+    ...extensions,
+    latch: RECORD_SCHEMA,
+    ...known,
+    holder: storedHolder,
+  };
   // Unknown fields first, so that a field this version knows is never shadowed by one it kept.
-  return JSON.stringify({ ...extensions, latch: RECORD_SCHEMA, ...known, holder: storedHolder });
+  if (holders !== undefined) stored.holders = holders.map(encodeHolder);
+  return JSON.stringify(stored);
+}
+
+/** A semaphore's holders as JSON, as the record keeps them (stores with attributes keep this text). */
+export function encodeHolders(holders: readonly SlotHolder[]): string {
+  return JSON.stringify(holders.map(encodeHolder));
 }
 
 function encodeHolder(holder: LeaseHolder): Record<string, unknown> {
@@ -17,7 +29,7 @@ function encodeHolder(holder: LeaseHolder): Record<string, unknown> {
   return { ...extensions, ...known };
 }
 
-const RECORD_FIELDS = new Set(['latch', 'token', 'holder', 'data', 'writeId']);
+const RECORD_FIELDS = new Set(['latch', 'token', 'holder', 'data', 'writeId', 'limit', 'holders']);
 const HOLDER_FIELDS = new Set([
   'owner',
   'lockId',
@@ -27,6 +39,7 @@ const HOLDER_FIELDS = new Set([
   'expiresAt',
   'context',
 ]);
+const SLOT_HOLDER_FIELDS = new Set([...HOLDER_FIELDS, 'token', 'writeId']);
 
 /** Fields of `raw` outside `known`, or undefined when there are none. */
 function unknownFields(
@@ -81,12 +94,33 @@ function parseCheckedRecord(key: string, raw: Record<string, unknown>): LockReco
     writeId: raw.writeId,
   };
   if ('data' in raw) record.data = raw.data;
+  if (raw.limit !== undefined || raw.holders !== undefined) parseSemaphore(key, raw, record);
   const extensions = unknownFields(raw, RECORD_FIELDS);
   if (extensions) record.extensions = extensions;
   return record;
 }
 
-function parseHolder(key: string, raw: unknown): LeaseHolder {
+/** The semaphore fields: a limit of 2 or more, and holders each with a token and write id. */
+function parseSemaphore(key: string, raw: Record<string, unknown>, record: LockRecord): void {
+  const { limit, holders } = raw;
+  if (!Number.isSafeInteger(limit) || (limit as number) < 2) {
+    throw new LockCorruptedError(key, 'semaphore limit is not an integer of 2 or more');
+  }
+  if (!Array.isArray(holders)) throw new LockCorruptedError(key, 'semaphore holders is not a list');
+  record.limit = limit as number;
+  record.holders = holders.map((entry): SlotHolder => {
+    const holder = parseHolder(key, entry, SLOT_HOLDER_FIELDS);
+    const { token, writeId } = entry as Record<string, unknown>;
+    if (!Number.isSafeInteger(token) || (token as number) < 1 || (token as number) > record.token) {
+      throw new LockCorruptedError(key, "a semaphore holder's token is not an integer up to the record's");
+    }
+    if (typeof writeId !== 'string')
+      throw new LockCorruptedError(key, "a semaphore holder's writeId is missing");
+    return { ...holder, token: token as number, writeId };
+  });
+}
+
+function parseHolder(key: string, raw: unknown, known: Set<string> = HOLDER_FIELDS): LeaseHolder {
   if (!isObject(raw)) throw new LockCorruptedError(key, 'holder is not an object');
   const { owner, lockId, acquiredAt, renewedAt, leaseMs, expiresAt, context } = raw;
   if (typeof owner !== 'string' || typeof lockId !== 'string') {
@@ -102,7 +136,7 @@ function parseHolder(key: string, raw: unknown): LeaseHolder {
     throw new LockCorruptedError(key, 'holder context is not a string');
   }
   const holder: LeaseHolder = { owner, lockId, acquiredAt, renewedAt, leaseMs, expiresAt, context };
-  const extensions = unknownFields(raw, HOLDER_FIELDS);
+  const extensions = unknownFields(raw, known);
   if (extensions) holder.extensions = extensions;
   return holder;
 }

@@ -6,6 +6,8 @@ import type { RetryPolicy } from '../shared/retry.js';
 export interface LeaseTerms {
   leaseMs: number;
   context?: string | undefined;
+  /** Semaphores: how many may hold the key at once (absent or 1: a plain lock). */
+  limit?: number;
 }
 
 /** One acquisition attempt series: the lockId stays the same across retries, so a write of ours that lands late is still recognised as ours. */
@@ -26,8 +28,10 @@ export interface LeaseState {
   lockId: string;
   /** What the engine needs to name our current write: a record version, or an object key. */
   version: string;
-  /** The lock record as the holder sees it (engines without a record synthesise one). */
+  /** The lock record as the holder sees it (engines without a record synthesise one; a semaphore's holder sees its own slot). */
   record: LockRecord;
+  /** Semaphores: the whole record as of our last write or read, every holder in it. */
+  shared?: LockRecord;
   /** Monotonic time just before the write that set the current expiry was sent. */
   sentAt: number;
   /** Ids of writes this lease issued, to recognise them after an ambiguous outcome. */
@@ -56,6 +60,8 @@ export interface LeaseEngine {
   checkKey(key: string): void;
   /** Throws LockConfigError when a lease of `leaseMs` cannot work with this engine. */
   checkLeaseMs(leaseMs: number): void;
+  /** Throws LockConfigError when this engine cannot keep `limit` holders of one key (semaphores). */
+  checkLimit(limit: number): void;
   /** Throws LockConfigError when `data` cannot be stored (with `lease`, when known). */
   checkData(data: unknown, lease?: LeaseState): void;
   /** Throws LockConfigError when a lease cannot be adopted by another client (`resume`). */
@@ -83,6 +89,8 @@ export interface LeaseEngine {
    * and fences off writes of it that may still land. True when it had to release something.
    */
   settleAbandoned?(key: string, contender: Contender, signal?: AbortSignal): Promise<boolean>;
+  /** Whether `current`, just read, still shows `lease` as ours (a lock nothing renews checks this). */
+  holds(lease: LeaseState, current: VersionedRecord | null): boolean;
   /** The lease the acquisition `lockId` holds now; LockNotHeldError when it ended. */
   leaseFromHandle(key: string, lockId: string): Promise<LeaseState>;
   /** Frees `key` whoever holds it; false when it was free. */

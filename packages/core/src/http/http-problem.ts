@@ -26,6 +26,7 @@ export interface LockHttpAnswer {
 /**
  * Maps Latch errors to HTTP, so every web adapter answers the same way:
  * held → 423 Locked with Retry-After (seconds until the holder's lease ends, at least 1);
+ * every slot of a semaphore (`limit` 2 or more) taken → 429 Too Many Requests with Retry-After 1;
  * lost mid-request → 409; bad key from the request → 400; a store outage (unreachable,
  * throttled, client closed) → 503 with Retry-After; a store set up wrong (missing bucket or
  * table, no or rejected credentials, access denied, wrong region) → 500
@@ -36,6 +37,20 @@ export interface LockHttpAnswer {
  */
 export function lockErrorToHttp(error: unknown, now: number = Date.now()): LockHttpAnswer | undefined {
   const json = { 'Content-Type': 'application/problem+json' };
+  if (error instanceof LockTimeoutError && error.limit !== undefined) {
+    // A slot frees as soon as any holder finishes, which may be any moment: ask for a short wait.
+    return {
+      status: 429,
+      headers: { ...json, 'Retry-After': '1' },
+      body: {
+        type: 'urn:latch:problem:limit-reached',
+        title: 'Too Many Requests',
+        status: 429,
+        detail: `At most ${error.limit} of these operations may run at once, and all ${error.limit} are running. Retry shortly.`,
+        retryAfterSeconds: 1,
+      },
+    };
+  }
   if (error instanceof LockTimeoutError) {
     const expiresAt = error.holder?.expiresAt;
     const headers: Record<string, string> = { ...json };

@@ -46,21 +46,28 @@ export class LockTimeoutError extends LockError {
   readonly key: string;
   readonly waitedMs: number;
   readonly holder: HolderSummary | undefined;
+  /** For a semaphore (limit 2 or more): its limit, all of whose slots stayed taken. Undefined for a lock. */
+  readonly limit: number | undefined;
 
   constructor(
     key: string,
     waitedMs: number,
     holder: HolderSummary | undefined,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; limit?: number | undefined },
   ) {
+    const what =
+      options?.limit === undefined
+        ? `lock "${key}"${describeHolder(holder)}`
+        : `a slot of "${key}": all ${options.limit} stayed taken${holder ? `, one of them by ${holderName(holder)}` : ''}`;
     super(
       'LOCK_TIMEOUT',
-      `Timed out after ${waitedMs} ms waiting for lock "${key}"${describeHolder(holder)}${options?.cause ? ` (the store kept failing: ${(options.cause as Error).message})` : ''}`,
+      `Timed out after ${waitedMs} ms waiting for ${what}${options?.cause ? ` (the store kept failing: ${(options.cause as Error).message})` : ''}`,
       options?.cause === undefined ? undefined : { cause: options.cause },
     );
     this.key = key;
     this.waitedMs = waitedMs;
     this.holder = holder;
+    this.limit = options?.limit;
   }
 }
 

@@ -33,7 +33,9 @@ export function claimExpressions(request: ClaimRequest): { update: string; condi
     values[`:${name}`] = value;
   }
   let update = `SET ${assignments.join(', ')}`;
-  if (remove.length > 0) update += ` REMOVE ${remove.map((name) => `#${name}`).join(', ')}`;
+  // A claim makes a plain lock: a semaphore's fields go (its holders had all expired, or it was free).
+  const removed = [...remove, ATTR.limit, ATTR.holders];
+  update += ` REMOVE ${removed.map((name) => `#${name}`).join(', ')}`;
 
   const claimable = [`attribute_not_exists(#${ATTR.owner})`];
   if (expiredBefore !== undefined) {

@@ -1,7 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { LeaseHolder, LockRecord, VersionedRecord } from '../contract/lock-record.js';
 import { RECORD_SCHEMA } from '../contract/lock-record.js';
-import { parseRecordObject } from '../contract/record-codec.js';
+import { encodeHolders, parseRecordObject } from '../contract/record-codec.js';
 import { LockConfigError, LockCorruptedError } from '../shared/errors.js';
 import { describe } from '../shared/validation.js';
 
@@ -28,6 +28,9 @@ export const ATTR = {
   expiresAt: 'expiresAt',
   context: 'context',
   data: 'data',
+  /** Semaphores only: the limit, and every holder as one JSON list (conditions never look inside it). */
+  limit: 'limit',
+  holders: 'holders',
 } as const;
 
 export const RECORD_ATTRIBUTES: readonly string[] = Object.values(ATTR);
@@ -91,6 +94,8 @@ export function recordAttributes(record: LockRecord, rv: number): Item {
     ...holderAttributes(record.holder).set,
   };
   if (record.data !== undefined) item[ATTR.data] = s(JSON.stringify(record.data));
+  if (record.limit !== undefined) item[ATTR.limit] = n(record.limit);
+  if (record.holders !== undefined) item[ATTR.holders] = s(encodeHolders(record.holders));
   // Attributes a newer Latch added, kept as they were stored (decodeItem collected them).
   for (const [name, av] of Object.entries(record.extensions ?? {})) {
     if (!(name in item)) item[name] = av as AttributeValue;
@@ -137,6 +142,18 @@ function decodeReadableItem(key: string, item: Item, keyAttributes: ReadonlySet<
       raw.data = JSON.parse(data);
     } catch (error) {
       throw new LockCorruptedError(key, `attribute "${ATTR.data}" is not valid JSON`, { cause: error });
+    }
+  }
+  const limit = value(ATTR.limit);
+  if (limit !== undefined) raw.limit = limit;
+  const holders = value(ATTR.holders);
+  if (holders !== undefined) {
+    if (typeof holders !== 'string')
+      throw new LockCorruptedError(key, `attribute "${ATTR.holders}" is not a string`);
+    try {
+      raw.holders = JSON.parse(holders);
+    } catch (error) {
+      throw new LockCorruptedError(key, `attribute "${ATTR.holders}" is not valid JSON`, { cause: error });
     }
   }
   const record = parseRecordObject(key, raw);

@@ -16,14 +16,14 @@ import { LocalTurn } from './local-turn.js';
 import type { HeldLock, QueueHost, Waiter } from './queue-host.js';
 
 /**
- * Everything one client does about one key: the local holder, the local waiters (served in
- * order), one poller shared by all of them (so N local waiters cost one poll, not N), the
- * hand-over from a local holder to the next local waiter, and the client's current turn with
- * the key (so other clients get the key too).
+ * Everything one client does about one key: the local holders (one for a lock, up to `limit`
+ * for a semaphore), the local waiters (served in order), one poller shared by all of them (so
+ * N local waiters cost one poll, not N), the hand-over from a local holder to the next local
+ * waiter, and the client's current turn with the key (so other clients get the key too).
  */
 export class KeyQueue<L extends HeldLock, S> {
   readonly waiters: Waiter<L, S>[] = [];
-  holder: L | null = null;
+  readonly holders: L[] = [];
   private polling = false;
   /** Latest record seen by a claim, for timeout messages and `holderSummary`. */
   private lastSeen: VersionedRecord | null | undefined;
@@ -35,6 +35,8 @@ export class KeyQueue<L extends HeldLock, S> {
   constructor(
     readonly key: string,
     private readonly host: QueueHost<L, S>,
+    /** How many may hold the key at once: 1 for a lock. */
+    readonly limit = 1,
   ) {
     const { localTurnMs, pollMs } = host.settings;
     this.turn = new LocalTurn(localTurnMs, pollMs, () => host.engine.clock.time.monotonic());
@@ -55,13 +57,28 @@ export class KeyQueue<L extends HeldLock, S> {
     if (index >= 0) this.waiters.splice(index, 1);
   }
 
-  get idle(): boolean {
-    return this.holder === null && this.head() === undefined && !this.polling;
+  /** The first local holder (a lock's only one). */
+  get holder(): L | null {
+    return this.holders[0] ?? null;
   }
 
-  /** Held or queued here: a claim by this client would only compete with its own. */
+  /** Every slot this client can use is taken by a local holder. */
+  get full(): boolean {
+    return this.holders.length >= this.limit;
+  }
+
+  get idle(): boolean {
+    return this.holders.length === 0 && this.head() === undefined && !this.polling;
+  }
+
+  /** Full or queued here: a claim by this client would only compete with its own. */
   get busy(): boolean {
-    return this.holder !== null || this.head() !== undefined;
+    return this.full || this.head() !== undefined;
+  }
+
+  /** The local holder of the acquisition `lockId`, if any. */
+  holding(lockId: string): L | undefined {
+    return this.holders.find((holder) => holder.lease.lockId === lockId);
   }
 
   /** Sleeps up to `ms`, returning early when `wake()` is called. */
@@ -154,7 +171,12 @@ export class KeyQueue<L extends HeldLock, S> {
               const holder = this.host.holderSummary(key);
               this.host.report({ type: 'contended', key, reason: 'timeout', holder });
               // If the store kept failing, say so: the lock may not even be held.
-              reject(new LockTimeoutError(key, waitMs, holder, { cause: this.lastError }));
+              reject(
+                new LockTimeoutError(key, waitMs, holder, {
+                  cause: this.lastError,
+                  limit: this.limit > 1 ? this.limit : undefined,
+                }),
+              );
             }),
           waitMs,
           { keepAlive: true },
@@ -163,7 +185,7 @@ export class KeyQueue<L extends HeldLock, S> {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
       // Behind a local holder or other local waiters it is waiting already; otherwise the poller says so once its first claim fails.
-      if (this.holder || this.waiters.length > 1) this.reportWaiting();
+      if (this.full || this.waiters.length > 1) this.reportWaiting();
       this.ensurePolling();
     });
   }
@@ -179,7 +201,7 @@ export class KeyQueue<L extends HeldLock, S> {
     this.polling = true;
     void this.host.track(this.poll()).finally(() => {
       this.polling = false;
-      if (this.head() && !this.holder && !this.host.isClosing()) this.ensurePolling();
+      if (this.head() && !this.full && !this.host.isClosing()) this.ensurePolling();
       else this.host.forget(this);
     });
   }
@@ -191,8 +213,8 @@ export class KeyQueue<L extends HeldLock, S> {
     for (;;) {
       const head = this.head();
       if (!head) return;
-      if (this.holder) {
-        // A local holder will hand over on release; we only wake if it ends some other way.
+      if (this.full) {
+        // A local holder will hand over (or free a slot) on release; we also wake if it ends some other way.
         await this.nap(this.host.settings.pollMs);
         continue;
       }
@@ -250,8 +272,8 @@ export class KeyQueue<L extends HeldLock, S> {
   deliver(waiter: Waiter<L, S>, lease: LeaseState, previous?: L): void {
     // A hand-over and a claim for the same waiter may both come back: the second names the
     // acquisition a local lock already holds, and is dropped (releasing it would free that lock).
-    const holder = this.host.holderOf(this.key);
-    if (holder && holder !== previous && holder.lease.lockId === lease.lockId) return;
+    const holder = this.host.holding(this.key, lease.lockId);
+    if (holder && holder !== previous) return;
     const lock = this.hold(lease, waiter.settings, previous);
     if (!lock) {
       // Won too late to be trusted: the stale lease is given back in the background, and the
@@ -285,7 +307,7 @@ export class KeyQueue<L extends HeldLock, S> {
       this.host.forget(this);
       return undefined;
     }
-    this.holder = lock;
+    this.holders.push(lock);
     this.turn.begin(); // a hand-off continues the running turn
     previous?.markReleased(); // before 'acquired', so events read in order
     this.host.report({
@@ -313,8 +335,9 @@ export class KeyQueue<L extends HeldLock, S> {
       this.turn.yieldedAfter(this.time.monotonic() - sentAt);
       return;
     }
-    if (!next || !engine.handOver) {
-      // Without a hand-over, the key's poller claims for the next local waiter once the lock ends.
+    if (!next || !engine.handOver || this.limit > 1) {
+      // Without a hand-over, the key's poller claims for the next local waiter once the lock
+      // ends. A semaphore's slot is freed the same way: the poller takes it again at once.
       await engine.release(lock.lease, data);
       return;
     }
@@ -335,8 +358,9 @@ export class KeyQueue<L extends HeldLock, S> {
 
   /** The local holder ended (released or lost): local waiters move on. */
   lockEnded(lock: L): void {
-    if (this.holder !== lock) return;
-    this.holder = null;
+    const index = this.holders.indexOf(lock);
+    if (index < 0) return;
+    this.holders.splice(index, 1);
     // Nobody here wants the key any more. (With waiters left, the turn goes on: the poller
     // claims for them at once, as with the list strategy, which cannot hand over.)
     if (!this.head()) this.turn.end();

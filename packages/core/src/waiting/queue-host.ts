@@ -46,8 +46,8 @@ export interface QueueHost<L extends HeldLock, S> {
   createLock(lease: LeaseState, settings: S): L | undefined;
   /** Who holds `key` as the client's current queue for it knows (that queue may not be this one). */
   holderSummary(key: string): HolderSummary | undefined;
-  /** The local holder of `key` in the client's current queue for it, if any. */
-  holderOf(key: string): L | null | undefined;
+  /** The local holder of the acquisition `lockId` of `key` in the client's current queue for it, if any. */
+  holding(key: string, lockId: string): L | undefined;
   /** Puts `waiter` back in front of the client's current queue for `key` (made if needed), and polls. */
   requeue(key: string, waiter: Waiter<L, S>): void;
   /** Drops `queue` from the client when it is idle and still the key's current queue. */

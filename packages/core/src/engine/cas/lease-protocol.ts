@@ -17,15 +17,21 @@ import { KnownRecords } from './known-records.js';
 import { newHolder, ownLease } from './own-lease.js';
 import { writeOwn } from './own-write.js';
 import { writeResolved } from './resolved-write.js';
+import { claimSlot, slotLease } from './slot-claim.js';
+import { liveSlots, msUntilSlotFree, type SlotParts, SlotSightings } from './slot-claimable.js';
+import { checkSameLimit, slotOf } from './slot-records.js';
+import { writeOwnSlot } from './slot-write.js';
 
 /**
  * The lease protocol, written once over any LockStore: claim a free or expired record
  * (bumping the fencing token), renew by compare-and-swap, release to "free" keeping the
  * token, and hand a lease straight to another contender. Ambiguous write outcomes are
- * resolved by re-reading and recognising our own ids, never by assuming.
+ * resolved by re-reading and recognising our own ids, never by assuming. A semaphore (limit > 1)
+ * is the same record with every holder in it: its operations are in the slot-*.ts files.
  */
-export class LeaseProtocol implements LeaseEngine, CasParts {
+export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
   readonly known = new KnownRecords();
+  readonly sightings = new SlotSightings();
   readonly kind: string;
 
   constructor(
@@ -45,6 +51,10 @@ export class LeaseProtocol implements LeaseEngine, CasParts {
     // Any positive lease (or Infinity) works with compare-and-swap.
   }
 
+  checkLimit(_limit: number): void {
+    // Any limit the client accepts fits a record: its holders are counted by the record size check.
+  }
+
   checkResume(): void {
     // Every write is conditional on the version read, so a lease can move to another client.
   }
@@ -53,7 +63,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts {
     checkJsonData(data);
     // Without the record yet, the data alone already tells when it cannot fit: refuse before any read.
     const bytes = lease
-      ? this.store.recordBytes({ ...lease.record, data })
+      ? this.store.recordBytes({ ...(lease.shared ?? lease.record), data })
       : Buffer.byteLength(JSON.stringify(data) ?? '', 'utf8');
     if (bytes > this.store.maxRecordBytes) {
       throw new LockConfigError(
@@ -64,14 +74,17 @@ export class LeaseProtocol implements LeaseEngine, CasParts {
 
   async leaseFromHandle(key: string, lockId: string): Promise<LeaseState> {
     const current = await this.read(key);
-    const holder = current?.record.holder;
+    const slot = slotOf(current?.record, lockId);
+    if (current && slot)
+      return slotLease(key, lockId, current.version, current.record, this.clock.time.monotonic());
+    const holder = current?.record.holders ? undefined : current?.record.holder;
     if (!current || !holder || holder.lockId !== lockId) {
       // Say what the record shows: a release keeps the record (with its token) but frees it.
       throw new LockNotHeldError(
         key,
         !current
           ? 'this store has no record of the lock (it was never acquired here)'
-          : holder
+          : current.record.holder
             ? 'another acquisition holds it now (this one ended and the lock was taken over)'
             : 'nobody holds it; it was already released',
       );
@@ -142,17 +155,31 @@ export class LeaseProtocol implements LeaseEngine, CasParts {
 
   /** Milliseconds until `current` may become claimable, if this client can tell; undefined otherwise. */
   msUntilClaimable(key: string, current: VersionedRecord | null): number | undefined {
+    if (current?.record.holders) return msUntilSlotFree(this, key, current);
     return msUntilClaimable(this, key, current);
+  }
+
+  holds(lease: LeaseState, current: VersionedRecord | null): boolean {
+    if (!current) return false;
+    if (!lease.shared) return lease.writeIds.has(current.record.writeId);
+    const slot = slotOf(current.record, lease.lockId);
+    return slot !== undefined && lease.writeIds.has(slot.writeId);
   }
 
   /** One acquisition attempt: at most a few requests, never waits. */
   async claim(key: string, contender: Contender, signal?: AbortSignal): Promise<ClaimResult> {
+    if ((contender.terms.limit ?? 1) > 1) return claimSlot(this, key, contender, signal);
     // The one-request claim's condition is a state, not a version: a request of it that lands
     // late may still apply much later. Fail-closed locks never expire, so they claim by version.
-    if (this.store.claim && Number.isFinite(contender.terms.leaseMs)) {
-      return claimInOneRequest(this, key, contender, signal);
+    const result =
+      this.store.claim && Number.isFinite(contender.terms.leaseMs)
+        ? await claimInOneRequest(this, key, contender, signal)
+        : await claimByVersion(this, key, contender, signal);
+    // Held as a semaphore: a plain lock beside its holders would exceed the limit they count.
+    if (!result.lease && result.current?.record.holders) {
+      checkSameLimit(key, 1, result.current, liveSlots(this, key, result.current));
     }
-    return claimByVersion(this, key, contender, signal);
+    return result;
   }
 
   /** Renews (and optionally rewrites data of) a lease we hold. Throws LockLostError when it is no longer ours. */
@@ -164,6 +191,27 @@ export class LeaseProtocol implements LeaseEngine, CasParts {
   ): Promise<void> {
     const finite = Number.isFinite(leaseMs);
     let sentAt = 0;
+    if (lease.shared) {
+      await writeOwnSlot(
+        this,
+        lease,
+        (slot) => {
+          const now = this.clock.time.now();
+          sentAt = this.clock.time.monotonic();
+          const renewed = {
+            ...slot,
+            renewedAt: now,
+            leaseMs: finite ? leaseMs : null,
+            expiresAt: finite ? now + leaseMs : null,
+            writeId: this.clock.time.randomId(),
+          };
+          return { slot: renewed, data };
+        },
+        signal,
+      );
+      lease.sentAt = sentAt;
+      return;
+    }
     await writeOwn(
       this,
       lease,
@@ -190,6 +238,10 @@ export class LeaseProtocol implements LeaseEngine, CasParts {
 
   /** Frees the lock, keeping the record (and its fencing token) so tokens never go back. */
   async release(lease: LeaseState, data?: { value: unknown }, signal?: AbortSignal): Promise<void> {
+    if (lease.shared) {
+      await writeOwnSlot(this, lease, () => ({ slot: null, data }), signal);
+      return;
+    }
     await writeOwn(
       this,
       lease,
@@ -250,7 +302,27 @@ export class LeaseProtocol implements LeaseEngine, CasParts {
     // A fencing claim of a free key takes a finite lease: should its release fail, it ends by itself.
     const { leaseMs } = contender.terms;
     const terms = { ...contender.terms, leaseMs: Number.isFinite(leaseMs) ? leaseMs : SETTLE_LEASE_MS };
+    if ((terms.limit ?? 1) > 1) return this.settleSlot(key, { lockId: contender.lockId, terms }, signal);
     const result = await claimByVersion(this, key, { lockId: contender.lockId, terms }, signal, true);
+    if (!result.lease) return false;
+    await this.release(result.lease, undefined, signal);
+    return true;
+  }
+
+  /**
+   * As settleAbandoned, for a semaphore slot: while the record is still at the version a claim
+   * of ours was conditional on, a slot is free for us there too (leases only run out), so the
+   * claim below writes, and moves the version on. Holders with another limit mean the record
+   * has moved on already.
+   */
+  private async settleSlot(key: string, contender: Contender, signal?: AbortSignal): Promise<boolean> {
+    let result: ClaimResult;
+    try {
+      result = await claimSlot(this, key, contender, signal, true);
+    } catch (error) {
+      if (error instanceof LockConfigError) return false;
+      throw error;
+    }
     if (!result.lease) return false;
     await this.release(result.lease, undefined, signal);
     return true;

@@ -75,6 +75,17 @@ export class ListLeaseEngine implements LeaseEngine {
     throw new LockConfigError(LIST_DATA_REFUSED);
   }
 
+  checkLimit(limit: number): void {
+    if (limit === 1) return;
+    throw new LockConfigError(
+      `limit ${limit} is not available with the S3 list strategy: a semaphore keeps every holder in one record, which needs compare-and-swap. Use s3Store (S3 with conditional writes) or dynamoStore, or leave limit at 1.`,
+    );
+  }
+
+  holds(lease: LeaseState, current: VersionedRecord | null): boolean {
+    return current !== null && lease.writeIds.has(current.record.writeId);
+  }
+
   checkResume(): void {
     throw new LockConfigError(
       'resume(handle) is not available with the S3 list strategy: without compare-and-swap nothing stops the first process from renewing the same lease, so both would believe they hold it. Release by handle (locks.release(key, handle)) and acquire again, or use s3Store (S3 with conditional writes) or dynamoStore.',

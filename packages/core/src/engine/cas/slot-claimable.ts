@@ -1,0 +1,67 @@
+import type { SlotHolder, VersionedRecord } from '../../contract/lock-record.js';
+import type { CasParts } from './cas-parts.js';
+import { holdersOf } from './slot-records.js';
+
+// Which holders of a semaphore still hold it: by each holder's stored expiry on trusted clocks,
+// or, on untrusted ones, by how long this client has seen that holder's entry unchanged (its
+// own writeId), since the record's version moves with every other holder's writes.
+
+/** When this client first saw each semaphore holder entry as it is now. Bounded like KnownRecords. */
+export class SlotSightings {
+  private readonly seen = new Map<string, { writeId: string; firstSeenAt: number }>();
+
+  constructor(private readonly capacity = 10_000) {}
+
+  /** Monotonic time this client first saw `holder` of `key` with its current writeId. */
+  firstSeen(key: string, holder: SlotHolder, now: number): number {
+    const id = `${key}\n${holder.lockId}`;
+    const previous = this.seen.get(id);
+    if (previous?.writeId === holder.writeId) return previous.firstSeenAt;
+    this.seen.delete(id);
+    this.seen.set(id, { writeId: holder.writeId, firstSeenAt: now });
+    if (this.seen.size > this.capacity) {
+      const oldest = this.seen.keys().next().value;
+      if (oldest !== undefined) this.seen.delete(oldest);
+    }
+    return now;
+  }
+}
+
+export interface SlotParts extends CasParts {
+  readonly sightings: SlotSightings;
+}
+
+/** Milliseconds until `holder` may be dropped as expired (0: now), or undefined for never (fail-closed). */
+export function msUntilSlotEnds(parts: SlotParts, key: string, holder: SlotHolder): number | undefined {
+  if (holder.leaseMs === null) return undefined;
+  const { clock } = parts;
+  if (clock.mode === 'trusted') {
+    if (holder.expiresAt === null) return undefined;
+    // Strictly after the tolerance, as for a lock's takeover.
+    return Math.max(0, holder.expiresAt + clock.toleranceMs + 1 - clock.time.now());
+  }
+  const now = clock.time.monotonic();
+  const firstSeenAt = parts.sightings.firstSeen(key, holder, now);
+  return Math.max(0, firstSeenAt + holder.leaseMs + clock.toleranceMs - now);
+}
+
+/** The holders of `current` that still hold the key, by this client's clock mode. */
+export function liveSlots(parts: SlotParts, key: string, current: VersionedRecord | null): SlotHolder[] {
+  if (!current) return [];
+  return holdersOf(current.record).filter((holder) => msUntilSlotEnds(parts, key, holder) !== 0);
+}
+
+/** Milliseconds until a slot of `current` may free up by expiry, if this client can tell. */
+export function msUntilSlotFree(
+  parts: SlotParts,
+  key: string,
+  current: VersionedRecord | null,
+): number | undefined {
+  if (!current) return 0;
+  let soonest: number | undefined;
+  for (const holder of holdersOf(current.record)) {
+    const ms = msUntilSlotEnds(parts, key, holder);
+    if (ms !== undefined && (soonest === undefined || ms < soonest)) soonest = ms;
+  }
+  return soonest;
+}

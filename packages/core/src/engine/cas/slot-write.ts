@@ -1,0 +1,85 @@
+import type { LockRecord, SlotHolder } from '../../contract/lock-record.js';
+import { LockLostError, LockStoreError } from '../../shared/errors.js';
+import type { LeaseState } from '../lease-engine.js';
+import { trimWriteIds } from './own-write.js';
+import { writeResolved } from './resolved-write.js';
+import type { SlotParts } from './slot-claimable.js';
+import { holdersOf, limitOf, semaphoreRecord, slotOf, slotView } from './slot-records.js';
+
+/** What one write does to our slot: its new entry (null: gone), and data to store with it. */
+export interface SlotChange {
+  slot: SlotHolder | null;
+  data?: { value: unknown } | undefined;
+}
+
+/**
+ * Writes a change of our own slot (renew: new entry; release: none), rebuilt on whatever the
+ * record is now: other holders write the same record, so a failed condition usually means
+ * only that one of them renewed, and the write is made again on their record. Our slot gone,
+ * or rewritten by a write that is not ours (another client resumed it), means the lease is lost.
+ */
+export async function writeOwnSlot(
+  parts: SlotParts,
+  lease: LeaseState,
+  change: (slot: SlotHolder) => SlotChange,
+  signal?: AbortSignal,
+): Promise<void> {
+  let unsure = false;
+  for (let attempt = 0; attempt < MAX_REBASES; attempt++) {
+    const base = lease.shared!;
+    const slot = slotOf(base, lease.lockId)!;
+    const { slot: next, data } = change(slot);
+    const others = holdersOf(base).filter((holder) => holder.lockId !== lease.lockId);
+    const record = semaphoreRecord(
+      base,
+      limitOf(base),
+      next ? [...others, next] : others,
+      base.token,
+      parts.clock.time.randomId(),
+    );
+    if (data) record.data = data.value;
+    lease.writeIds.add(record.writeId);
+    if (next) lease.writeIds.add(next.writeId);
+    trimWriteIds(lease);
+    const isOurs = (found: LockRecord) =>
+      next ? slotOf(found, lease.lockId)?.writeId === next.writeId : found.writeId === record.writeId;
+    const written = await writeResolved(parts, lease.key, record, { version: lease.version }, isOurs, signal);
+    if (written.ok) {
+      keep(lease, written.version, written.found ?? record);
+      return;
+    }
+    unsure ||= written.unsure === true;
+    const current = written.current === undefined ? await parts.read(lease.key, signal) : written.current;
+    const ours = slotOf(current?.record, lease.lockId);
+    if (!current || !ours || !lease.writeIds.has(ours.writeId)) {
+      // A release of ours that landed unseen did what this release wants.
+      if (!next && current && !ours && lease.writeIds.has(current.record.writeId)) return;
+      throw new LockLostError(
+        lease.key,
+        !current
+          ? 'its record was deleted'
+          : ours
+            ? 'another client resumed it with its handle'
+            : 'its slot was freed by someone else (forceRelease, a release by handle, or a takeover after it expired)',
+        { maybeApplied: unsure },
+      );
+    }
+    keep(lease, current.version, current.record);
+  }
+  // Other holders kept writing first; the caller retries (a renewal sooner, a release in the background).
+  throw new LockStoreError(
+    `Lock "${lease.key}": other holders of the semaphore kept writing its record first; trying again.`,
+    { retryable: true, reason: 'throttled' },
+  );
+}
+
+/** Our lease as of `record` at `version`, our slot still in it. */
+function keep(lease: LeaseState, version: string, record: LockRecord): void {
+  lease.version = version;
+  lease.shared = record;
+  const slot = slotOf(record, lease.lockId);
+  if (slot) lease.record = slotView(record, slot);
+}
+
+/** Attempts before giving up for now: each failed one means another holder's write landed first. */
+const MAX_REBASES = 6;
