@@ -4,11 +4,13 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { startDynamoDBLocal, startS3Server } from '@latch/testing';
 import { describe, expect, test } from 'vitest';
 import { chargeInvoice } from '../examples/dynamodb-invoice.js';
+import { exportsPerCustomer } from '../examples/export-limit.js';
 import { acquireInJobOne, releaseInJobTwo } from '../examples/handoff.js';
 import { runScheduler } from '../examples/leader-election.js';
 import { quickStart } from '../examples/quick-start.js';
 import { deployOnce } from '../examples/s3-deploy-lock.js';
 import { migrateOnce } from '../examples/s3-list-lock.js';
+import { transfer } from '../examples/transfer.js';
 import { ensureLockTable, LockClient, memoryStore } from '../src/index.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -23,6 +25,8 @@ describe('README examples', () => {
     'leader-election.ts',
     'handoff.ts',
     's3-list-lock.ts',
+    'export-limit.ts',
+    'transfer.ts',
   ])('README shows %s exactly as tested', (name) => {
     expect(readme).toContain(example(name));
   });
@@ -33,6 +37,20 @@ describe('README examples', () => {
       'second run, token 2',
       'now free, last token 2, data {"lastRun":"2026-11-23"}',
     ]);
+  });
+
+  test('a per-customer limit', async () => {
+    expect(await exportsPerCustomer()).toEqual([
+      'running exports with tokens 1 and 2',
+      'third export must wait',
+      '2 of 2 slots taken',
+      'next export got token 3',
+    ]);
+  });
+
+  test('a transfer takes both accounts', async () => {
+    expect(await transfer('alice', 'bob')).toBe('moved money from alice (token 1) to bob (token 1)');
+    expect(await transfer('bob', 'alice')).toBe('moved money from bob (token 2) to alice (token 2)');
   });
 
   test('S3 deploy lock', async () => {

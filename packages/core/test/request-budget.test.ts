@@ -254,3 +254,77 @@ describe('request budget of the S3 list strategy (no conditional writes)', () =>
     await holder.release();
   });
 });
+
+describe('request budget of a semaphore (limit 3)', () => {
+  let ddb: DynamoDBLocal;
+  let server: S3Server;
+  let dynamoSdk: DynamoDBClient;
+  let s3Sdk: S3Client;
+  const counters: Record<string, RequestCounter> = {};
+  const stores = {
+    dynamodb: () => dynamoStore({ client: dynamoSdk, table: 'locks' }),
+    s3: () => s3Store({ client: s3Sdk, bucket: 'locks' }),
+  };
+
+  beforeAll(async () => {
+    [ddb, server] = await Promise.all([startDynamoDBLocal(), startS3Server({ bucket: 'locks' })]);
+    dynamoSdk = new DynamoDBClient({
+      endpoint: ddb.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
+    });
+    await ensureLockTable(dynamoSdk, { table: 'locks' });
+    s3Sdk = new S3Client(server.clientConfig());
+    counters.dynamodb = countRequests(dynamoSdk);
+    counters.s3 = countRequests(s3Sdk);
+  });
+  afterAll(async () => {
+    dynamoSdk?.destroy();
+    s3Sdk?.destroy();
+    await Promise.all([ddb?.stop(), server?.stop()]);
+  });
+
+  test.each(['dynamodb', 's3'] as const)(
+    '%s: uncontended acquire 1 and release 1, as for a lock; a second holder beside the first: 1 more',
+    async (kind) => {
+      const counter = counters[kind]!;
+      const key = freshKey();
+      const a = new LockClient({ store: stores[kind](), heartbeatMs: false });
+      counter.reset();
+      const first = await a.acquire(key, { limit: 3 });
+      expect(counter.count).toBe(1);
+      counter.reset();
+      const second = await a.acquire(key, { limit: 3 });
+      expect(counter.count).toBe(1); // this client wrote the record last: no read
+      counter.reset();
+      await first.release();
+      expect(counter.count).toBe(1);
+      counter.reset();
+      await second.release();
+      expect(counter.count).toBe(1);
+      counter.reset();
+      const again = await a.acquire(key, { limit: 3 });
+      expect(counter.count).toBe(1);
+      expect(again.fencingToken).toBe(3);
+      await again.release();
+    },
+  );
+
+  test.each(['dynamodb', 's3'] as const)(
+    '%s: a renewal whose record another holder wrote since costs one read and one more write',
+    async (kind) => {
+      const counter = counters[kind]!;
+      const key = freshKey();
+      const a = new LockClient({ store: stores[kind](), heartbeatMs: false });
+      const b = new LockClient({ store: stores[kind](), heartbeatMs: false });
+      const mine = await a.acquire(key, { limit: 3 });
+      const theirs = await b.acquire(key, { limit: 3 });
+      counter.reset();
+      await mine.extend(60_000);
+      // DynamoDB returns the record with the failed condition; S3 needs a read.
+      expect(counter.count).toBe(kind === 'dynamodb' ? 2 : 3);
+      expect(mine.isHeld && theirs.isHeld).toBe(true);
+      await Promise.all([mine.release(), theirs.release()]);
+    },
+  );
+});

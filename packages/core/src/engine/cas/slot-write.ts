@@ -26,6 +26,13 @@ export async function writeOwnSlot(
 ): Promise<void> {
   let unsure = false;
   for (let attempt = 0; attempt < MAX_REBASES; attempt++) {
+    // This client may have written or read the record since this lease did (another local
+    // holder's claim or release): start from that, saving a refused write and a read.
+    const seen = parts.known.get(lease.key)?.current;
+    const ourSlot = slotOf(seen?.record, lease.lockId);
+    if (seen && seen.version !== lease.version && ourSlot && lease.writeIds.has(ourSlot.writeId)) {
+      keep(lease, seen.version, seen.record);
+    }
     const base = lease.shared!;
     const slot = slotOf(base, lease.lockId)!;
     const { slot: next, data } = change(slot);
