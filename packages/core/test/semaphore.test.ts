@@ -41,8 +41,9 @@ describe('the stored form of a semaphore', () => {
   });
 
   test('DynamoDB attributes: the same record back', () => {
-    const item = { pk: { S: 'k' }, ...recordAttributes(semaphore, 4) };
-    expect(item.limit).toEqual({ N: '3' });
+    const attributes = recordAttributes(semaphore, 4);
+    expect(attributes.limit).toEqual({ N: '3' });
+    const item = { pk: { S: 'k' }, ...attributes };
     expect(decodeItem('k', item, new Set(['pk'])).record).toEqual(semaphore);
   });
 
