@@ -20,6 +20,7 @@ export {
   LockConfigError,
   LockCorruptedError,
   LockError,
+  LockLimitMismatchError,
   LockLostError,
   LockNotHeldError,
   LockStoreError,

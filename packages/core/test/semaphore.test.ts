@@ -4,6 +4,7 @@ import {
   LockClient,
   LockConfigError,
   LockCorruptedError,
+  LockLimitMismatchError,
   LockTimeoutError,
   memoryStore,
 } from '../src/index.js';
@@ -123,6 +124,31 @@ describe('a full semaphore over HTTP', () => {
     expect(full.body).toMatchObject({ status: 429, type: 'urn:latch:problem:limit-reached' });
     expect(full.body.detail).toContain('At most 3');
     expect(lockErrorToHttp(new LockTimeoutError('k', 100, undefined))!.status).toBe(423);
+  });
+
+  test('holders with another limit are a mistake of the server: 500, not 400', async () => {
+    const store = memoryStore();
+    const a = new LockClient({ store });
+    const b = new LockClient({ store });
+    const held = await a.acquire('k', { limit: 3 });
+    const mismatch = await b.tryAcquire('k', { limit: 5 }).catch((error: unknown) => error);
+    expect(mismatch).toBeInstanceOf(LockLimitMismatchError);
+    expect(mismatch).toMatchObject({ key: 'k', heldLimit: 3, askedLimit: 5 });
+    const answer = lockErrorToHttp(mismatch)!;
+    expect(answer.status).toBe(500);
+    expect(answer.body.type).toBe('urn:latch:problem:lock-limit-mismatch');
+    expect(lockErrorToHttp(new LockConfigError('bad key'))!.status).toBe(400);
+    await held.release();
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  test('checkAcquireOptions refuses what acquire would, with no request: a bad limit, or one the store cannot keep', () => {
+    const store = memoryStore();
+    const locks = new LockClient({ store });
+    expect(() => locks.checkAcquireOptions({ limit: 101 })).toThrow(LockConfigError);
+    expect(() => locks.checkAcquireOptions({ limitt: 2 } as never)).toThrow(/limit/);
+    expect(() => locks.checkAcquireOptions({ limit: 3, leaseMs: 5_000 })).not.toThrow();
+    expect(store.requestCount).toBe(0);
   });
 
   test('a waiter that times out on a full semaphore gets a LockTimeoutError that names the limit', async () => {

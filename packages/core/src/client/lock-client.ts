@@ -7,6 +7,7 @@ import {
   type HolderSummary,
   isUnknownOutcome,
   LockConfigError,
+  LockLimitMismatchError,
   LockLostError,
   LockNotHeldError,
   LockStoreError,
@@ -166,6 +167,16 @@ export class LockClient implements LockHost {
       time: this.time,
     };
     return acquireAllKeys<T>(acquirer, ordered, options);
+  }
+
+  /**
+   * Checks acquire options as `acquire` would, against this client and its store, without
+   * sending anything: for adapters that set a lock up before its first use, so a mistake
+   * (a bad `limit`, or one the store cannot keep) fails at start-up, not on the first request.
+   */
+  checkAcquireOptions(options: AcquireOptions): void {
+    checkOptionKeys('acquire()', options, ACQUIRE_OPTION_KEYS);
+    prepareAcquire(options, this.engine, this.settings, this.verifyMs);
   }
 
   /** Who holds `key`, since when, with what context and token — or that it is free. */
@@ -480,9 +491,7 @@ function checkLocalLimit(
   limit: number,
 ): void {
   if (queue.limit === limit || queue.idle) return;
-  throw new LockConfigError(
-    `Lock "${queue.key}" is held or awaited in this client with limit ${queue.limit}, and this call asked for limit ${limit}. Every holder of one key must use the same limit: pass { limit: ${queue.limit} } here.`,
-  );
+  throw new LockLimitMismatchError(queue.key, queue.limit, limit, 'or awaited in this client ');
 }
 
 /** A lock nothing renews reads its record every this many poll intervals. */

@@ -1,5 +1,6 @@
 import {
   LockConfigError,
+  LockLimitMismatchError,
   LockLostError,
   LockStoreError,
   type LockStoreErrorReason,
@@ -27,6 +28,8 @@ export interface LockHttpAnswer {
  * Maps Latch errors to HTTP, so every web adapter answers the same way:
  * held → 423 Locked with Retry-After (seconds until the holder's lease ends, at least 1);
  * every slot of a semaphore (`limit` 2 or more) taken → 429 Too Many Requests with Retry-After 1;
+ * holders of the key use another limit (a deployment mistake) → 500
+ * `urn:latch:problem:lock-limit-mismatch`;
  * lost mid-request → 409; bad key from the request → 400; a store outage (unreachable,
  * throttled, client closed) → 503 with Retry-After; a store set up wrong (missing bucket or
  * table, no or rejected credentials, access denied, wrong region) → 500
@@ -77,6 +80,19 @@ export function lockErrorToHttp(error: unknown, now: number = Date.now()): LockH
         status: 409,
         detail:
           'The lock protecting this operation was lost before it finished; its effects may be incomplete.',
+      },
+    };
+  }
+  if (error instanceof LockLimitMismatchError) {
+    // Two parts of the deployment disagree about the key's limit: the server's fault, not the request's.
+    return {
+      status: 500,
+      headers: json,
+      body: {
+        type: 'urn:latch:problem:lock-limit-mismatch',
+        title: 'Internal Server Error',
+        status: 500,
+        detail: 'This operation is set up with a different concurrency limit than others running it.',
       },
     };
   }

@@ -109,6 +109,28 @@ export class LockConfigError extends LockError {
 }
 
 /**
+ * A key is held with one limit and a call asked for another: the processes (or routes, jobs)
+ * that share the key disagree about how many may hold it. A deployment mistake, not bad input:
+ * it says both values so the code that is wrong can be found.
+ */
+export class LockLimitMismatchError extends LockConfigError {
+  readonly key: string;
+  /** The limit the key's current holders use. */
+  readonly heldLimit: number;
+  /** The limit this call asked for. */
+  readonly askedLimit: number;
+
+  constructor(key: string, heldLimit: number, askedLimit: number, where: string) {
+    super(
+      `Lock "${key}" is held ${where}with limit ${heldLimit}, and this call asked for limit ${askedLimit}. Every holder of one key must use the same limit: pass { limit: ${heldLimit} } here, or change it everywhere (a key takes a new limit once no holder of the old one is left).`,
+    );
+    this.key = key;
+    this.heldLimit = heldLimit;
+    this.askedLimit = askedLimit;
+  }
+}
+
+/**
  * What kind of failure a {@link LockStoreError} is: what to answer and what to log. The
  * stores set it; `retryable` and `maybeApplied` keep their own meanings.
  *

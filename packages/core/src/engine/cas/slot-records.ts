@@ -1,5 +1,5 @@
 import type { LeaseHolder, LockRecord, SlotHolder, VersionedRecord } from '../../contract/lock-record.js';
-import { LockConfigError } from '../../shared/errors.js';
+import { LockLimitMismatchError } from '../../shared/errors.js';
 
 // A semaphore is one record per key like a lock, with every holder in `holders`. These are the
 // pure reads and rebuilds of such a record; the writes are in slot-claim.ts and slot-write.ts.
@@ -83,7 +83,5 @@ export function checkSameLimit(
   if (!current || live.length === 0) return;
   const stored = limitOf(current.record);
   if (stored === limit) return;
-  throw new LockConfigError(
-    `Lock "${key}" is held with limit ${stored}, and this call asked for limit ${limit}. Every holder of one key must use the same limit: pass { limit: ${stored} } here, or change it everywhere (a key takes a new limit once no holder of the old one is left).`,
-  );
+  throw new LockLimitMismatchError(key, stored, limit, '');
 }
