@@ -228,6 +228,10 @@ export class LockClient implements LockHost {
     return this.track(
       (async () => {
         const lease = await this.engine.leaseFromHandle(fields.key, fields.lockId);
+        const limit = lease.shared?.limit ?? 1;
+        // Before the renewal: a lease this client could not keep beside its own holders is left as it is.
+        const local = this.keys.get(fields.key);
+        if (local) checkLocalLimit(local, limit);
         const leaseMs = lease.record.holder!.leaseMs ?? Number.POSITIVE_INFINITY;
         const settings: LockSettings = {
           leaseMs,
@@ -240,14 +244,15 @@ export class LockClient implements LockHost {
           verifyMs: this.verifyMs,
         };
         // Renew at once: our clock starts now, and the record's version moves away from the old process.
-        const contender: Contender = { lockId: lease.lockId, terms: { leaseMs } };
+        const terms: Contender['terms'] = limit > 1 ? { leaseMs, limit } : { leaseMs };
+        const contender: Contender = { lockId: lease.lockId, terms, writeIds: lease.writeIds };
         try {
           await this.engine.renew(lease, leaseMs);
         } catch (error) {
           if (isUnknownOutcome(error)) this.settleAbandoned(fields.key, contender);
           throw error;
         }
-        const lock = this.queueFor(lease.key, lease.shared?.limit ?? 1).hold(lease, settings);
+        const lock = this.holdWon(lease.key, limit, lease, settings, contender);
         if (!lock) {
           this.settleAbandoned(fields.key, contender);
           throw new LockNotHeldError(fields.key, 'the renewal landed after its lease ran out');
@@ -416,9 +421,30 @@ export class LockClient implements LockHost {
       this.forgetIfIdle(seen);
       return { holder };
     }
-    const lock = this.queueFor(key, limit).hold(result.lease, request.settings);
+    const lock = this.holdWon(key, limit, result.lease, request.settings, request.contender);
     if (!lock) this.settleAbandoned(key, request.contender); // won too late to trust: give it back
     return lock ? { lock } : { holder: undefined };
+  }
+
+  /**
+   * The lock for a lease just won, in the key's queue. When the queue now belongs to another
+   * limit (a call with it came in meanwhile), the lease is given back before the error is thrown.
+   */
+  private holdWon(
+    key: string,
+    limit: number,
+    lease: LeaseState,
+    settings: LockSettings,
+    contender: Contender,
+  ): Lock<unknown> | undefined {
+    let queue: KeyQueue<Lock<unknown>, LockSettings>;
+    try {
+      queue = this.queueFor(key, limit);
+    } catch (error) {
+      this.settleAbandoned(key, contender);
+      throw error;
+    }
+    return queue.hold(lease, settings);
   }
 
   private wait(

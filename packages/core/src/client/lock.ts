@@ -256,11 +256,12 @@ export class Lock<T = unknown> {
   /** The release that failed and is being retried, with its data. */
   private pendingRelease: { data: { value: unknown } | undefined } | undefined;
 
+  /** This acquisition as settling sees it: its slot's limit, and its own writes (its handle may have been resumed elsewhere). */
   private contender(): Contender {
-    return {
-      lockId: this.lease.lockId,
-      terms: { leaseMs: this.settings.leaseMs, context: this.context },
-    };
+    const terms: Contender['terms'] = { leaseMs: this.settings.leaseMs, context: this.context };
+    const limit = this.lease.shared?.limit;
+    if (limit !== undefined) terms.limit = limit;
+    return { lockId: this.lease.lockId, terms, writeIds: new Set(this.lease.writeIds) };
   }
 
   private async finishRelease(data: { value: unknown } | undefined): Promise<void> {

@@ -20,6 +20,12 @@ export interface Contender {
   unsure?: boolean;
   /** Handed to the client's background settling once nobody waits for it any more. */
   abandoned?: boolean;
+  /**
+   * Set when this acquisition was handed out as a lock, so its handle may have been resumed
+   * elsewhere: ids of the writes it made. Settling then takes back only a record (or slot) one
+   * of them produced; the same lock id with another write is the resumed lock, not ours.
+   */
+  writeIds?: Set<string>;
 }
 
 /** A lease we hold, as of our last successful write. Mutated in place by renewals. */

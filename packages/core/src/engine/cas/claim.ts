@@ -7,6 +7,7 @@ import type { CasParts } from './cas-parts.js';
 import { isClaimable } from './claimable.js';
 import { adopt, keepUnknownFields, newHolder, nextToken, ownLease } from './own-lease.js';
 import { readAfterUnknownOutcome, stillUnknown, writeResolved } from './resolved-write.js';
+import { isSemaphore } from './slot-records.js';
 
 // The two ways to claim a key: read and write conditionally on the version (every store), or
 // one request whose condition is the record's state (stores that offer it).
@@ -29,8 +30,7 @@ export async function claimByVersion(
   for (let step = 0; step < 3; step++) {
     signal?.throwIfAborted();
     if (current === undefined) current = await parts.read(key, signal);
-    if (current?.record.holder?.lockId === contender.lockId)
-      return { lease: adopt(parts, key, current, contender) };
+    if (heldBy(current, contender)) return { lease: adopt(parts, key, current!, contender) };
     if (!isClaimable(parts, key, current)) return { lease: null, current };
     const holder = newHolder(parts, contender.lockId, contender.terms);
     const record: LockRecord = {
@@ -39,6 +39,7 @@ export async function claimByVersion(
       writeId: parts.clock.time.randomId(),
     };
     keepUnknownFields(record, current?.record);
+    contender.writeIds?.add(record.writeId); // a settling claim that lands is ours to release
     const condition: WriteCondition = current === null ? { absent: true } : { version: current.version };
     const sentAt = parts.clock.time.monotonic();
     contender.firstSentAt ??= sentAt;
@@ -61,8 +62,7 @@ export async function claimByVersion(
       };
     }
     current = written.current;
-    if (current?.record.holder?.lockId === contender.lockId)
-      return { lease: adopt(parts, key, current, contender) };
+    if (heldBy(current, contender)) return { lease: adopt(parts, key, current!, contender) };
     if (current !== undefined && !isClaimable(parts, key, current)) return { lease: null, current };
   }
   const latest = current === undefined ? await parts.read(key, signal) : current;
@@ -100,8 +100,7 @@ export async function claimInOneRequest(
   } catch (error) {
     if (!(error instanceof LockStoreError && error.maybeApplied)) throw error;
     const current = await readAfterUnknownOutcome(parts, key, error, signal);
-    if (current?.record.holder?.lockId === contender.lockId)
-      return { lease: adopt(parts, key, current, contender) };
+    if (heldBy(current, contender)) return { lease: adopt(parts, key, current!, contender) };
     // Not there now, but a request whose condition is a state may still land later: unknown.
     throw stillUnknown(key, error);
   }
@@ -111,8 +110,8 @@ export async function claimInOneRequest(
     };
   }
   parts.known.remember(key, outcome.current, false, parts.clock.time.monotonic());
-  if (outcome.current?.record.holder?.lockId === contender.lockId) {
-    return { lease: adopt(parts, key, outcome.current, contender) };
+  if (heldBy(outcome.current, contender)) {
+    return { lease: adopt(parts, key, outcome.current!, contender) };
   }
   // A record older than a token this client saw (deleted and created again): claim by
   // version so the token goes on from the floor instead of back.
@@ -121,4 +120,14 @@ export async function claimInOneRequest(
   }
   if (outcome.maybeApplied) throw stillUnknown(key);
   return { lease: null, current: outcome.current };
+}
+
+/**
+ * Whether `record` is this contender's acquisition: a lock (not a semaphore) held under its lock
+ * id and, when its handle may have been resumed elsewhere, produced by one of its own writes.
+ */
+function heldBy(current: VersionedRecord | null | undefined, contender: Contender): boolean {
+  const record = current?.record;
+  if (!record || isSemaphore(record) || record.holder?.lockId !== contender.lockId) return false;
+  return contender.writeIds === undefined || contender.writeIds.has(record.writeId);
 }

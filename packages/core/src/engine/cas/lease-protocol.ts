@@ -19,7 +19,7 @@ import { writeOwn } from './own-write.js';
 import { writeResolved } from './resolved-write.js';
 import { claimSlot, slotLease } from './slot-claim.js';
 import { liveSlots, msUntilSlotFree, type SlotParts, SlotSightings } from './slot-claimable.js';
-import { checkSameLimit, slotOf } from './slot-records.js';
+import { checkSameLimit, isSemaphore, limitOf, semaphoreRecord, slotOf } from './slot-records.js';
 import { writeOwnSlot } from './slot-write.js';
 
 /**
@@ -77,7 +77,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
     const slot = slotOf(current?.record, lockId);
     if (current && slot)
       return slotLease(key, lockId, current.version, current.record, this.clock.time.monotonic());
-    const holder = current?.record.holders ? undefined : current?.record.holder;
+    const holder = isSemaphore(current?.record) ? undefined : current?.record.holder;
     if (!current || !holder || holder.lockId !== lockId) {
       // Say what the record shows: a release keeps the record (with its token) but frees it.
       throw new LockNotHeldError(
@@ -155,7 +155,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
 
   /** Milliseconds until `current` may become claimable, if this client can tell; undefined otherwise. */
   msUntilClaimable(key: string, current: VersionedRecord | null): number | undefined {
-    if (current?.record.holders) return msUntilSlotFree(this, key, current);
+    if (isSemaphore(current?.record)) return msUntilSlotFree(this, key, current);
     return msUntilClaimable(this, key, current);
   }
 
@@ -176,7 +176,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
         ? await claimInOneRequest(this, key, contender, signal)
         : await claimByVersion(this, key, contender, signal);
     // Held as a semaphore: a plain lock beside its holders would exceed the limit they count.
-    if (!result.lease && result.current?.record.holders) {
+    if (!result.lease && isSemaphore(result.current?.record)) {
       checkSameLimit(key, 1, result.current, liveSlots(this, key, result.current));
     }
     return result;
@@ -302,8 +302,15 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
     // A fencing claim of a free key takes a finite lease: should its release fail, it ends by itself.
     const { leaseMs } = contender.terms;
     const terms = { ...contender.terms, leaseMs: Number.isFinite(leaseMs) ? leaseMs : SETTLE_LEASE_MS };
-    if ((terms.limit ?? 1) > 1) return this.settleSlot(key, { lockId: contender.lockId, terms }, signal);
-    const result = await claimByVersion(this, key, { lockId: contender.lockId, terms }, signal, true);
+    const settling: Contender = { lockId: contender.lockId, terms };
+    if (contender.writeIds) settling.writeIds = new Set(contender.writeIds);
+    // By what the record is now, whatever the acquisition asked for: a slot is settled as a slot.
+    const current = await this.read(key, signal);
+    if ((terms.limit ?? 1) > 1 || isSemaphore(current?.record)) {
+      if (isSemaphore(current?.record)) terms.limit = limitOf(current.record);
+      return this.settleSlot(key, settling, signal);
+    }
+    const result = await claimByVersion(this, key, settling, signal, true);
     if (!result.lease) return false;
     await this.release(result.lease, undefined, signal);
     return true;
@@ -323,9 +330,40 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       if (error instanceof LockConfigError) return false;
       throw error;
     }
-    if (!result.lease) return false;
+    if (!result.lease) {
+      // Full now, though a clock that stepped back (or a forgotten sighting) may be why: move the
+      // version on anyway, so that a claim of ours conditional on it can never land.
+      await this.fenceSemaphore(key, result.current, signal);
+      return false;
+    }
     await this.release(result.lease, undefined, signal);
     return true;
+  }
+
+  /** Rewrites a semaphore record unchanged but for its write id (holders know their slots by theirs). */
+  private async fenceSemaphore(
+    key: string,
+    current: VersionedRecord | null,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    if (!current || !isSemaphore(current.record)) return;
+    const { record } = current;
+    const fence = semaphoreRecord(
+      record,
+      limitOf(record),
+      record.holders,
+      record.token,
+      this.clock.time.randomId(),
+    );
+    // A refused fence means the record moved on by itself, which is all the fence is for.
+    await writeResolved(
+      this,
+      key,
+      fence,
+      { version: current.version },
+      (found) => found.writeId === fence.writeId,
+      signal,
+    );
   }
 }
 

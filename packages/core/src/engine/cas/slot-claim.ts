@@ -33,7 +33,11 @@ export async function claimSlot(
       fresh = true;
     }
     const mine = slotOf(current?.record, contender.lockId);
-    if (mine && current) return { lease: adoptSlot(parts, key, current, mine, contender) };
+    if (mine && current) {
+      // Our lock id with a write that is not ours: the lock was resumed elsewhere; not ours to take.
+      if (contender.writeIds && !contender.writeIds.has(mine.writeId)) return { lease: null, current };
+      return { lease: adoptSlot(parts, key, current, mine, contender) };
+    }
     const live = liveSlots(parts, key, current);
     checkSameLimit(key, limit, current, live);
     if (live.length >= limit) {
@@ -56,6 +60,7 @@ export async function claimSlot(
       token,
       parts.clock.time.randomId(),
     );
+    contender.writeIds?.add(slot.writeId); // a settling claim that lands is ours to release
     const condition: WriteCondition = current === null ? { absent: true } : { version: current.version };
     const sentAt = parts.clock.time.monotonic();
     contender.firstSentAt ??= sentAt;
@@ -77,7 +82,10 @@ export async function claimSlot(
     current = written.current;
     fresh = true;
     const landed = slotOf(current?.record, contender.lockId);
-    if (landed && current) return { lease: adoptSlot(parts, key, current, landed, contender) };
+    if (landed && current) {
+      if (contender.writeIds && !contender.writeIds.has(landed.writeId)) return { lease: null, current };
+      return { lease: adoptSlot(parts, key, current, landed, contender) };
+    }
   }
   const latest = current === undefined ? await parts.read(key, signal) : current;
   return { lease: null, current: latest };

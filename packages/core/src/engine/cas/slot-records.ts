@@ -7,20 +7,35 @@ import { LockLimitMismatchError } from '../../shared/errors.js';
 /** The most holders a semaphore may have: every holder renews the one record, so writes grow with it. */
 export const MAX_LIMIT = 100;
 
+/** The lock id of a semaphore record's `holder`: it stands for the holders, and is nobody's acquisition. */
+export const SEMAPHORE_HOLDER_ID = 'latch:semaphore';
+
+/**
+ * True for a record a semaphore wrote: `holders`, with `holder` standing for them (or null when
+ * there are none). A plain holder beside stale `holders` means a version of Latch that knows
+ * only locks took the key and kept the fields it did not know: that record is a plain lock.
+ */
+export function isSemaphore(
+  record: LockRecord | undefined,
+): record is LockRecord & { holders: SlotHolder[] } {
+  if (!record?.holders) return false;
+  return record.holders.length === 0 ? record.holder === null : record.holder?.lockId === SEMAPHORE_HOLDER_ID;
+}
+
 /** The limit a record was written with: a plain lock's is 1. */
 export function limitOf(record: LockRecord): number {
-  return record.limit ?? 1;
+  return isSemaphore(record) ? (record.limit ?? 1) : 1;
 }
 
 /** Every holder the record names, a plain lock's one holder included (with the record's token). */
 export function holdersOf(record: LockRecord): SlotHolder[] {
-  if (record.holders) return record.holders;
+  if (isSemaphore(record)) return record.holders;
   if (!record.holder) return [];
   return [{ ...record.holder, token: record.token, writeId: record.writeId }];
 }
 
 export function slotOf(record: LockRecord | undefined, lockId: string): SlotHolder | undefined {
-  return record?.holders?.find((holder) => holder.lockId === lockId);
+  return isSemaphore(record) ? record.holders.find((holder) => holder.lockId === lockId) : undefined;
 }
 
 /**
@@ -53,7 +68,12 @@ function lastToEnd(holders: SlotHolder[]): LeaseHolder | null {
   const longest = holders.some((holder) => holder.leaseMs === null)
     ? null
     : Math.max(...holders.map((holder) => holder.leaseMs as number));
-  return { ...lease, leaseMs: longest, expiresAt: longest === null ? null : lease.expiresAt };
+  return {
+    ...lease,
+    lockId: SEMAPHORE_HOLDER_ID,
+    leaseMs: longest,
+    expiresAt: longest === null ? null : lease.expiresAt,
+  };
 }
 
 function endsAfter(a: SlotHolder, b: SlotHolder): boolean {

@@ -1,0 +1,112 @@
+import { expect, test } from 'vitest';
+import { type Lock, LockClient, memoryStore } from '../src/index.js';
+import { ManualTime } from './helpers/manual-time.js';
+import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
+
+// Compound faults an adversarial review found in the first semaphore code: each failed before
+// its fix. They drive the real client over a scripted store and manual time.
+
+test('a slot lost with a renewal in flight is settled as a slot: a plain lock cannot join live holders', async () => {
+  const s = scriptedClients();
+  const lockA = await s.client().acquire('k', { limit: 2 });
+  // B: a long lease nothing renews, still running when C comes.
+  const lockB = await s.client().acquire('k', { limit: 2, leaseMs: 12_000, heartbeatMs: false });
+  // A's first renewal lands at once but is answered 7 s later: A is lost by its clock and settles.
+  s.scripted.nextWrite({ kind: 'slow', ms: 7_000 });
+  await s.time.advance(10_400);
+  expect(lockA.isHeld).toBe(false);
+  const plain = await replica(s)
+    .tryAcquire('k')
+    .catch(() => null);
+  expect(Boolean(held(lockB) && held(plain ?? undefined))).toBe(false);
+  expect((await replica(s).inspect('k')).state).toBe('held');
+});
+
+test('a resume of a slot whose renewal has an unknown outcome is settled as a slot', async () => {
+  const s = scriptedClients({ leaseMs: Number.POSITIVE_INFINITY });
+  const lockA = await s.client().acquire('k', { limit: 2 });
+  const lockB = await s.client().acquire('k', { limit: 2 });
+  await s.time.advance(100);
+  // The resume's renewal times out and has not landed yet: settled in the background.
+  s.scripted.nextWrite({ kind: 'apply-late' });
+  await expect(s.client().resume(lockA.handle)).rejects.toMatchObject({ maybeApplied: true });
+  await s.time.advance(50);
+  const plain = await replica(s)
+    .tryAcquire('k')
+    .catch(() => null);
+  expect(Boolean(held(lockB) && held(plain ?? undefined))).toBe(false);
+});
+
+test.each([1, 2])(
+  'limit %s: a lock lost after its handle was resumed elsewhere does not release the resumed lock',
+  async (limit) => {
+    const s = scriptedClients();
+    const lockP = await s.client().acquire('k', { limit });
+    // P's first renewal times out and has not landed: its outcome is unknown.
+    s.scripted.nextWrite({ kind: 'apply-late' });
+    await s.time.advance(4_400);
+    const lockQ = await s.client().resume(lockP.handle);
+    // P's next renewal finds the record resumed: P is lost, and settles its unknown write.
+    await s.time.advance(2_400);
+    expect(held(lockP)).toBe(false);
+    const others = [
+      await replica(s).tryAcquire('k', { limit }),
+      limit > 1 ? await replica(s).tryAcquire('k', { limit }) : null,
+    ];
+    const holders = [lockQ, ...others].filter((lock) => held(lock ?? undefined));
+    expect(holders.length).toBeLessThanOrEqual(limit);
+    expect(held(lockQ)).toBe(true);
+  },
+);
+
+test('a plain holder written by a version of Latch without semaphores counts as a lock', async () => {
+  const time = new ManualTime();
+  const store = memoryStore();
+  const client = () => new LockClient({ store, leaseMs: 10_000, clock: { time: time.scheduler() } });
+  await client().acquire('k', { limit: 2, heartbeatMs: false });
+  await time.advance(11_000);
+  // That version takes the expired record over as a lock, keeping the fields it does not know.
+  const raw = JSON.parse(store.documents.get('k')!.text);
+  const now = time.scheduler().now();
+  raw.token += 1;
+  raw.writeId = 'older-latch-write';
+  raw.holder = {
+    owner: 'old',
+    lockId: 'old-lock',
+    acquiredAt: now,
+    renewedAt: now,
+    leaseMs: 10_000,
+    expiresAt: now + 10_000,
+  };
+  store.documents.set('k', { version: 'older-1', text: JSON.stringify(raw) });
+  const info = await client().inspect('k');
+  expect(info).toMatchObject({ state: 'held', owner: 'old', limit: 1 });
+  expect(info.holders).toHaveLength(1);
+  await expect(client().tryAcquire('k', { limit: 2 })).rejects.toThrow(/held with limit 1/);
+});
+
+test('a slot won while the key was taken by a call with another limit is given back, not orphaned', async () => {
+  const time = new ManualTime();
+  const store = memoryStore();
+  const client = () =>
+    new LockClient({
+      store,
+      leaseMs: Number.POSITIVE_INFINITY,
+      pollMs: 200,
+      clock: { time: time.scheduler() },
+    });
+  const x = client();
+  const tried = x.tryAcquire('k', { limit: 2 }).then(
+    (lock) => lock,
+    (error: unknown) => error,
+  );
+  const plain = x.acquire('k', { waitMs: 1_000 }).then(
+    (lock) => lock,
+    (error: unknown) => error,
+  );
+  await time.advance(5_000);
+  const results = [await tried, await plain];
+  await x.close();
+  for (const result of results) if (result && !(result instanceof Error)) await (result as Lock).release();
+  expect((await client().inspect('k')).state).toBe('free');
+});
