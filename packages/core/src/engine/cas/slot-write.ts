@@ -1,7 +1,8 @@
 import type { LockRecord, SlotHolder } from '../../contract/lock-record.js';
 import { LockLostError, LockStoreError } from '../../shared/errors.js';
+import { backoffMs } from '../../shared/retry.js';
+import { sleep } from '../../shared/sleep.js';
 import type { LeaseState } from '../lease-engine.js';
-import { trimWriteIds } from './own-write.js';
 import { writeResolved } from './resolved-write.js';
 import type { SlotParts } from './slot-claimable.js';
 import { holdersOf, limitOf, semaphoreRecord, slotOf, slotView } from './slot-records.js';
@@ -26,6 +27,12 @@ export async function writeOwnSlot(
 ): Promise<void> {
   let unsure = false;
   for (let attempt = 0; attempt < MAX_REBASES; attempt++) {
+    // Waiters claim the record as often as it frees up: after two lost races, back off with
+    // jitter so this write gets its turn instead of racing them in step.
+    if (attempt >= 2) {
+      const { time } = parts.clock;
+      await sleep(time, backoffMs(parts.retry, Math.min(attempt - 2, 5), time.random), signal);
+    }
     // This client may have written or read the record since this lease did (another local
     // holder's claim or release): start from that, saving a refused write and a read.
     const seen = parts.known.get(lease.key)?.current;
@@ -47,7 +54,7 @@ export async function writeOwnSlot(
     if (data) record.data = data.value;
     lease.writeIds.add(record.writeId);
     if (next) lease.writeIds.add(next.writeId);
-    trimWriteIds(lease);
+    trimSlotWriteIds(lease, slot.writeId);
     const isOurs = (found: LockRecord) =>
       next ? slotOf(found, lease.lockId)?.writeId === next.writeId : found.writeId === record.writeId;
     const written = await writeResolved(parts, lease.key, record, { version: lease.version }, isOurs, signal);
@@ -56,6 +63,11 @@ export async function writeOwnSlot(
       return;
     }
     unsure ||= written.unsure === true;
+    if (!written.unsure) {
+      // Certainly not stored: its ids can never turn up, and would only crowd out ours that can.
+      lease.writeIds.delete(record.writeId);
+      if (next) lease.writeIds.delete(next.writeId);
+    }
     const current = written.current === undefined ? await parts.read(lease.key, signal) : written.current;
     const ours = slotOf(current?.record, lease.lockId);
     if (!current || !ours || !lease.writeIds.has(ours.writeId)) {
@@ -80,6 +92,17 @@ export async function writeOwnSlot(
   );
 }
 
+/**
+ * Keeps the lease's write ids bounded, never dropping `current`: the write id our slot has in
+ * the record as we last knew it, by which the next write recognises the slot as still ours.
+ */
+function trimSlotWriteIds(lease: LeaseState, current: string): void {
+  for (const id of lease.writeIds) {
+    if (lease.writeIds.size <= MAX_WRITE_IDS) return;
+    if (id !== current) lease.writeIds.delete(id);
+  }
+}
+
 /** Our lease as of `record` at `version`, our slot still in it. */
 function keep(lease: LeaseState, version: string, record: LockRecord): void {
   lease.version = version;
@@ -88,5 +111,7 @@ function keep(lease: LeaseState, version: string, record: LockRecord): void {
   if (slot) lease.record = slotView(record, slot);
 }
 
-/** Attempts before giving up for now: each failed one means another holder's write landed first. */
-const MAX_REBASES = 6;
+/** Attempts before giving up for now: each failed one means another writer's write landed first. */
+const MAX_REBASES = 20;
+/** Write ids a lease remembers: enough for the writes whose outcome may still be unknown. */
+const MAX_WRITE_IDS = 16;
