@@ -46,5 +46,6 @@ describeLockConformance({
     untrustedClock: 'order and expiry are wall-clock times in object names',
     takeoverTrace: 'a takeover leaves no record once its object is deleted',
     newHolderInLoss: "a force-released holder notices its deleted object before anyone else's",
+    semaphores: 'a semaphore keeps every holder in one record, which needs compare-and-swap',
   },
 });

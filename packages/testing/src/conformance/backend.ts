@@ -31,4 +31,6 @@ export interface Limitations {
   takeoverTrace?: string;
   /** A holder whose lock was force-released learns of it without the new holder's name. */
   newHolderInLoss?: string;
+  /** No semaphores: `limit` above 1 is refused with LockConfigError before any request (locks and acquireAll still work). */
+  semaphores?: string;
 }

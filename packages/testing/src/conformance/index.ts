@@ -12,8 +12,11 @@ export type {
   LatchErrors,
   LatchModule,
   LockClientLike,
+  LockHolderInfoLike,
   LockInfoLike,
   LockLike,
+  LockSetLike,
+  TryAcquireOptionsLike,
 } from './latch-module.js';
 export { describeLockConformance, type LockConformanceOptions } from './lock-conformance.js';
 export { freeRecord, heldRecord } from './records.js';

@@ -35,6 +35,16 @@ export interface AcquireOptionsLike {
   context?: string;
   onLost?: (error: Error) => void;
   lockAtLeastMs?: number;
+  /** How many may hold the key at once (a semaphore when 2 or more). */
+  limit?: number;
+}
+
+/** The `tryAcquire()` options the suites set. */
+export interface TryAcquireOptionsLike {
+  leaseMs?: number;
+  heartbeatMs?: number | false;
+  context?: string;
+  limit?: number;
 }
 
 /** A held lock; mirrors core's `Lock<T>`. */
@@ -51,14 +61,40 @@ export interface LockLike<T = unknown> {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** One holder of a key in `inspect()`'s report; mirrors core's `LockHolderInfo`. */
+export interface LockHolderInfoLike {
+  owner: string;
+  context?: string;
+  acquiredAt: number;
+  expiresAt: number | null;
+  state: 'held' | 'expired';
+  fencingToken: number;
+}
+
 /** What `inspect()` reports; mirrors core's `LockInfo<T>`. */
 export interface LockInfoLike<T = unknown> {
   state: 'free' | 'held' | 'expired';
   fencingToken: number;
+  /** 1 for a lock, the semaphore's limit otherwise. */
+  limit: number;
+  /** Every holder, in the order they acquired. */
+  holders: LockHolderInfoLike[];
   owner?: string;
   context?: string;
   expiresAt?: number | null;
   data?: T;
+}
+
+/** Locks taken together by `acquireAll()`; mirrors core's `LockSet<T>`. */
+export interface LockSetLike<T = unknown> {
+  /** The keys, sorted: the order they were acquired in. */
+  readonly keys: readonly string[];
+  readonly fencingTokens: Readonly<Record<string, number>>;
+  readonly signal: AbortSignal;
+  readonly isHeld: boolean;
+  lock(key: string): LockLike<T>;
+  release(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /** A leader-election campaign; mirrors core's `Campaign`. */
@@ -71,8 +107,9 @@ export interface CampaignLike {
 export interface LockClientLike {
   readonly owner: string;
   acquire<T = unknown>(key: string, options?: AcquireOptionsLike): Promise<LockLike<T>>;
-  tryAcquire<T = unknown>(key: string, options?: { leaseMs?: number }): Promise<LockLike<T> | null>;
-  withLock<R>(key: string, fn: (lock: LockLike) => R | Promise<R>): Promise<R>;
+  tryAcquire<T = unknown>(key: string, options?: TryAcquireOptionsLike): Promise<LockLike<T> | null>;
+  withLock<R>(key: string, fn: (lock: LockLike) => R | Promise<R>, options?: AcquireOptionsLike): Promise<R>;
+  acquireAll<T = unknown>(keys: readonly string[], options?: AcquireOptionsLike): Promise<LockSetLike<T>>;
   inspect<T = unknown>(key: string): Promise<LockInfoLike<T>>;
   release(key: string, handle: string, options?: { data?: unknown }): Promise<void>;
   resume<T = unknown>(handle: string): Promise<LockLike<T>>;
@@ -84,6 +121,8 @@ export interface LockClientLike {
       onDemoted?(reason: 'lost' | 'resigned'): void;
     },
   ): CampaignLike;
+  /** Rejects waiting acquires, then releases every lock the client still holds. */
+  close(): Promise<void>;
 }
 
 /** The error classes both suites check, from `@latch/core` or `@latch/core/store`. */
@@ -102,5 +141,6 @@ export interface LatchModule<Store = never> extends LatchErrors {
   LockClient: new (options: ClientOptionsLike<Store>) => LockClientLike;
   LockLostError: ErrorClass;
   LockNotHeldError: ErrorClass;
-  LockTimeoutError: ErrorClass;
+  /** `limit` is set when the acquisition was for a slot of a semaphore. */
+  LockTimeoutError: ErrorClass<Error & { readonly limit?: number | undefined }>;
 }

@@ -7,6 +7,8 @@ import { dataCases } from './lock-data.js';
 import { exclusivityCases } from './lock-exclusivity.js';
 import { lossCases } from './lock-loss.js';
 import { lockRun } from './lock-run.js';
+import { multiKeyCases } from './multi-key-cases.js';
+import { semaphoreCases } from './semaphore-cases.js';
 
 export interface LockConformanceOptions<Store> {
   /** The core module to test with: `import * as latch from '@latch/core'`. */
@@ -23,9 +25,9 @@ export interface LockConformanceOptions<Store> {
 
 /**
  * The behaviour every store must show through LockClient: mutual exclusion, fencing tokens,
- * expiry and takeover, renewal and loss, clocks, data, hand-off, bad input. Where a backend is
- * limited by design (`limitations`, each with its reason), the case checks the documented
- * alternative instead, and its title says so.
+ * expiry and takeover, renewal and loss, clocks, data, hand-off, bad input, semaphores (`limit`)
+ * and multi-key sets (`acquireAll`). Where a backend is limited by design (`limitations`, each
+ * with its reason), the case checks the documented alternative instead, and its title says so.
  */
 export function describeLockConformance<Store>(options: LockConformanceOptions<Store>): void {
   const { latch, name, start } = options;
@@ -52,5 +54,7 @@ export function describeLockConformance<Store>(options: LockConformanceOptions<S
     clockCases(run);
     dataCases(run);
     apiCases(run);
+    semaphoreCases(run);
+    multiKeyCases(run);
   });
 }
