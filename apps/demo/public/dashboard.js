@@ -8,7 +8,7 @@ const state = {
   locks: [],
   timeline: [],
   results: [],
-  running: { burst: false, jobs: false },
+  running: { burst: false, jobs: false, exports: false },
   queueEnabled: false,
 };
 
@@ -110,6 +110,28 @@ function leaseText(lock) {
   return `expired ${seconds(-left)} ago${gone}`;
 }
 
+/** A lock with a limit: every holder with its own fencing token and lease, and how full it is. */
+function holdersCell(lock) {
+  if (lock.holders.length === 0) return element('td', { 'data-col': 'holder' }, '—');
+  const lease = (holder) => leaseText({ state: 'held', holder: holder.replica, expiresAt: holder.expiresAt });
+  return element(
+    'td',
+    { 'data-col': 'holder' },
+    element('span', { className: 'places' }, `${lock.holders.length} of at most ${lock.limit}`),
+    element(
+      'ul',
+      { className: 'holders' },
+      ...lock.holders.map((holder) =>
+        element(
+          'li',
+          { 'data-holder': holder.replica, 'data-holder-token': holder.fencingToken ?? '' },
+          `${holder.replica} · token ${holder.fencingToken ?? '?'} · ${lease(holder)}`,
+        ),
+      ),
+    ),
+  );
+}
+
 function renderLocks() {
   const body = $('#locks tbody');
   $('#locks-empty').hidden = state.locks.length > 0;
@@ -119,6 +141,7 @@ function renderLocks() {
       const waiters = Object.entries(lock.waiters)
         .map(([replica, count]) => `${replica} ×${count}`)
         .join(', ');
+      const limited = lock.limit > 1;
       return element(
         'tr',
         {
@@ -126,16 +149,24 @@ function renderLocks() {
           'data-holder': lock.holder ?? '',
           'data-token': lock.fencingToken ?? '',
           'data-expires-at': lock.expiresAt ?? '',
+          'data-limit': lock.limit,
+          'data-holder-count': lock.holders.length,
           className: expired ? 'expired' : '',
         },
-        element('td', { className: 'key' }, lock.key),
-        element('td', { 'data-col': 'holder' }, lock.holder ?? '—'),
+        element('td', { className: 'key' }, lock.key, limited ? ` (limit ${lock.limit})` : ''),
+        limited ? holdersCell(lock) : element('td', { 'data-col': 'holder' }, lock.holder ?? '—'),
         element('td', { 'data-col': 'token' }, lock.fencingToken === null ? '—' : String(lock.fencingToken)),
-        element('td', { 'data-col': 'lease' }, leaseText(lock)),
+        element('td', { 'data-col': 'lease' }, limited ? placesText(lock) : leaseText(lock)),
         element('td', { 'data-col': 'waiters' }, waiters || '—'),
       );
     }),
   );
+}
+
+function placesText(lock) {
+  if (lock.holders.length === 0) return lock.state === 'lost' ? 'lost by its holder' : 'free';
+  const free = Math.max(0, lock.limit - lock.holders.length);
+  return free === 0 ? 'every place taken' : `${free} place${free === 1 ? '' : 's'} free`;
 }
 
 // ---- timeline ------------------------------------------------------------------------------
@@ -212,6 +243,19 @@ function summarise(result) {
           .join(', ')}.`,
     };
   }
+  if (result.kind === 'exports') {
+    const verdict = result.passed ? 'Passed' : 'FAILED';
+    const within =
+      result.overlaps === 0
+        ? `at most ${result.limit} exports of customer ${result.customer} ran at once (peak ${result.peak}, ${result.workEntries} exports checked)`
+        : `${result.overlaps} times more than ${result.limit} ran at once: ${result.overlapDetails.join('; ')}`;
+    return {
+      verdict: `Exports #${result.number}: ${verdict}`,
+      detail:
+        `${within}; ${result.completed} of ${result.exports} completed, ${result.failed} failed. ` +
+        `Fencing tokens: ${result.fencingTokens.join(', ')}.`,
+    };
+  }
   const verdict = result.passed ? 'Passed' : 'FAILED';
   const overlap = result.passed
     ? `no two jobs of one customer overlapped (${result.workEntries} runs checked)`
@@ -241,6 +285,7 @@ function renderResults() {
             'data-passed': String(result.passed),
             'data-stale-rejected': String(result.staleRejected ?? ''),
             'data-overlaps': String(result.overlaps),
+            'data-peak': String(result.peak ?? ''),
           },
           element('span', { className: 'verdict' }, verdict),
           ': ',
@@ -260,6 +305,10 @@ function renderButtons() {
     : state.running.jobs
       ? 'Jobs running…'
       : 'Enqueue 30 jobs over 3 customers';
+  $('#exports').disabled = state.running.exports;
+  $('#exports').textContent = state.running.exports
+    ? 'Exports running…'
+    : 'Start 8 exports for customer acme';
 }
 
 function announce(text) {
@@ -285,6 +334,9 @@ async function post(path, pending, done) {
 $('#burst').addEventListener('click', () => post('/api/burst', 'Burst started: 20 charges in flight…'));
 $('#jobs').addEventListener('click', () =>
   post('/api/jobs', 'Enqueued 30 jobs; waiting for them to finish…'),
+);
+$('#exports').addEventListener('click', () =>
+  post('/api/exports', 'Started 8 exports of customer acme; at most 2 run at once…'),
 );
 
 // ---- the event stream ----------------------------------------------------------------------

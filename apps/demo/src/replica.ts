@@ -8,6 +8,7 @@ import { billingModule } from './replica/billing.module.js';
 import { chargeRoute } from './replica/charge-route.js';
 import { connectStore } from './replica/connect-store.js';
 import { startCustomerSyncWorker } from './replica/customer-sync-worker.js';
+import { exportRoute } from './replica/export-route.js';
 import { campaignForLeadership } from './replica/leadership.js';
 import { LedgerClient } from './replica/ledger-client.js';
 import { toWireEvent } from './replica/wire-event.js';
@@ -16,8 +17,9 @@ import type { ReplicaConfig } from './shared/replica-config.js';
 
 /**
  * One replica of the billing service, forked by the launcher: a Nest app (cron + @Locked) on
- * an Express instance that also serves the locked charge route, a BullMQ worker, and a
- * leadership campaign, all sharing one LockClient whose events go to the launcher.
+ * an Express instance that also serves the locked charge route and the export route (at most
+ * two exports per customer), a BullMQ worker, and a leadership campaign, all sharing one
+ * LockClient whose events go to the launcher.
  */
 const config = JSON.parse(process.argv[2] ?? '') as ReplicaConfig;
 const send = (message: ReplicaMessage): void => {
@@ -38,6 +40,7 @@ const ledger = new LedgerClient(config.ledgerUrl, owner);
 
 const server = express();
 server.use(chargeRoute(locks, ledger));
+server.use(exportRoute(locks, ledger));
 const app = await NestFactory.create(billingModule(locks, ledger), new ExpressAdapter(server), {
   logger: ['error', 'warn'],
 });

@@ -45,7 +45,11 @@ describe('the dashboard', () => {
     expect(await page.locator('#store').textContent()).toContain('local S3 server with conditional writes');
     // The terminal's guided scenario names buttons the dashboard really has.
     expect(demo.output()).toContain('Try this:');
-    for (const button of ['Fire 20 parallel charges', 'Enqueue 30 jobs over 3 customers']) {
+    for (const button of [
+      'Fire 20 parallel charges',
+      'Enqueue 30 jobs over 3 customers',
+      'Start 8 exports for customer acme',
+    ]) {
       expect(demo.output()).toContain(`Press "${button}"`);
       expect(await page.getByRole('button', { name: button, exact: true }).count()).toBe(1);
     }
@@ -114,6 +118,49 @@ describe('the dashboard', () => {
     expect(await result.getAttribute('data-passed')).toBe('true');
     expect(await result.textContent()).toContain('30 of 30 completed, 0 failed');
     expect(await page.locator('li[data-type="acquired"][data-key^="customer/"]').count()).toBeGreaterThan(0);
+  }, 150_000);
+
+  test('8 exports of one customer under limit 2: the page shows 2 holders with their tokens, never more', async () => {
+    // Records every rendering of the export lock's row: how many holders, their tokens, the waiters.
+    await page.evaluate(`(() => {
+      const seen = (window.exportRow = []);
+      const record = () => {
+        const row = document.querySelector('tr[data-key="export/customer-acme"]');
+        if (!row) return;
+        seen.push({
+          count: Number(row.getAttribute('data-holder-count')),
+          tokens: [...row.querySelectorAll('[data-holder-token]')].map((li) => li.getAttribute('data-holder-token')),
+          waiters: row.querySelector('[data-col="waiters"]').textContent,
+        });
+      };
+      new MutationObserver(record).observe(document.querySelector('#locks tbody'), { childList: true });
+    })()`);
+    await page.getByRole('button', { name: 'Start 8 exports for customer acme' }).click();
+    await page
+      .locator('tr[data-key="export/customer-acme"][data-holder-count="2"]')
+      .waitFor({ timeout: UI_WAIT_MS });
+    await page.screenshot({ path: new URL('exports.png', OUTPUT_DIR).pathname, fullPage: true });
+
+    const result = page.locator('li[data-kind="exports"][data-number="1"]');
+    await result.waitFor({ timeout: 120_000 });
+    expect(await result.getAttribute('data-passed')).toBe('true');
+    expect(await result.getAttribute('data-overlaps')).toBe('0');
+    // The work log saw two exports inside at once: the limit let two in, not one.
+    expect(await result.getAttribute('data-peak')).toBe('2');
+    expect(await result.textContent()).toContain('8 of 8 completed, 0 failed');
+
+    const seen = (await page.evaluate('window.exportRow')) as Array<{
+      count: number;
+      tokens: string[];
+      waiters: string;
+    }>;
+    expect(seen.length).toBeGreaterThan(0);
+    expect(Math.max(...seen.map((row) => row.count))).toBe(2);
+    // Two holders at once, each with its own fencing token; others waiting meanwhile.
+    const full = seen.filter((row) => row.count === 2);
+    for (const row of full) expect(new Set(row.tokens).size).toBe(2);
+    expect(seen.some((row) => row.waiters !== '—')).toBe(true);
+    await expect.poll(() => page.locator('#exports').isEnabled()).toBe(true);
   }, 150_000);
 
   test('killing the leader: its lease runs out and another replica takes over with a higher token', async () => {

@@ -10,6 +10,7 @@ describe('README', () => {
     'replica/charge-route.ts',
     'replica/nightly-report.service.ts',
     'replica/customer-sync-worker.ts',
+    'replica/export-route.ts',
   ])('shows %s exactly as it runs', (path) => {
     expect(readme).toContain(source(path));
   });

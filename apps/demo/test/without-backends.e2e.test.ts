@@ -21,6 +21,7 @@ interface DemoState {
     staleRejected: number;
     accepted: number;
     overlaps: number;
+    peak?: number;
   }>;
 }
 
@@ -47,6 +48,15 @@ describe('without Redis and Java', () => {
       );
       expect(burst).toMatchObject({ passed: true, overlaps: 0 });
       expect(burst.staleRejected).toBeGreaterThanOrEqual(2);
+      // A lock with a limit works over the same store: two exports of one customer at once, not more.
+      expect((await fetch(`${demo.url}/api/exports`, { method: 'POST' })).status).toBe(202);
+      const exports = await until(
+        'the exports result',
+        async () => (await stateOf(demo.url)).results.find((r) => r.kind === 'exports'),
+        90_000,
+      );
+      expect(exports).toMatchObject({ passed: true, overlaps: 0, peak: 2 });
+
       const locks = (await stateOf(demo.url)).locks;
       expect(locks.find((l) => l.key === 'invoice/INV-1001')?.fencingToken).toBeGreaterThanOrEqual(10);
       expect(locks.find((l) => l.key === 'billing/leader')?.holder).toMatch(/^replica-\d$/);

@@ -9,7 +9,7 @@ describe('work log (the overlap check)', () => {
       const entry = log.enter('invoice/A', `replica-${token}`, token)!;
       log.leave(entry.seq);
     }
-    expect(log.summary(mark, () => true)).toEqual({ entries: 3, overlaps: [] });
+    expect(log.summary(mark, () => true)).toEqual({ entries: 3, overlaps: [], peak: 1 });
   });
 
   test('a second holder entering before the first left is an overlap', () => {
@@ -25,6 +25,27 @@ describe('work log (the overlap check)', () => {
       second: { holder: 'replica-2', fencingToken: 8 },
     });
     log.leave(first.seq);
+  });
+
+  test('a resource whose lock has a limit lets that many in at once; one more is an overlap', () => {
+    const log = new WorkLog((resource) => (resource.startsWith('export/') ? 2 : 1));
+    const mark = log.mark();
+    const first = log.enter('export/customer-acme', 'replica-1', 1)!;
+    log.enter('export/customer-acme', 'replica-2', 2);
+    expect(log.summary(mark, () => true)).toEqual({ entries: 2, overlaps: [], peak: 2 });
+    const third = log.enter('export/customer-acme', 'replica-3', 3)!;
+    const summary = log.summary(mark, () => true);
+    expect(summary.peak).toBe(3);
+    expect(summary.overlaps.map((o) => [o.first.fencingToken, o.second.fencingToken])).toEqual([
+      [1, 3],
+      [2, 3],
+    ]);
+    // Once two have left, a new holder is within the limit again.
+    log.leave(first.seq);
+    log.leave(third.seq);
+    const later = log.mark();
+    log.enter('export/customer-acme', 'replica-1', 4);
+    expect(log.summary(later, () => true)).toEqual({ entries: 1, overlaps: [], peak: 2 });
   });
 
   test('different resources may be worked on at once', () => {

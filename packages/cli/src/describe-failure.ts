@@ -27,7 +27,11 @@ export function describeFailure(
     return { message: oneLine(error.message), code: ExitCode.usage };
   }
   if (error instanceof LockTimeoutError) {
-    const held = `lock "${error.key}" is held${error.holder ? ` by ${describeHolder(error.holder)}` : ''}`;
+    const by = error.holder ? describeHolder(error.holder) : undefined;
+    const held =
+      error.limit === undefined
+        ? `lock "${error.key}" is held${by ? ` by ${by}` : ''}`
+        : `all ${error.limit} places of lock "${error.key}" (--limit ${error.limit}) are taken${by ? `, one by ${by}` : ''}`;
     const message =
       error.waitedMs === 0 ? held : `gave up after waiting ${formatDuration(error.waitedMs)}: ${held}`;
     return { message, code: ExitCode.notAcquired };

@@ -1,6 +1,7 @@
 import type { Env } from './aws-settings.js';
 import { parseDuration } from './duration.js';
 import { defaultContext, defaultLockName } from './github-defaults.js';
+import { parseLimit } from './limit.js';
 import { parseStoreUrl, type StoreUrl } from './store-url.js';
 import { UsageError } from './usage-error.js';
 
@@ -18,6 +19,7 @@ export const acquireFlags = {
   wait: { type: 'string' },
   poll: { type: 'string' },
   context: { type: 'string' },
+  limit: { type: 'string' },
 } as const;
 
 export const DEFAULT_LEASE = '15m';
@@ -33,6 +35,8 @@ export interface AcquireSettings extends StoreSettings {
   waitMs: number;
   pollMs: number;
   context: string | undefined;
+  /** How many may hold the lock at once: 1 is a plain lock. */
+  limit: number;
 }
 
 /** `--store`, or LATCH_STORE when it is not given, parsed; `hint` ends the error when neither is set. */
@@ -58,7 +62,7 @@ export function resolveStoreSettings(
   return { store, name };
 }
 
-/** Lease, wait, poll and context, with their defaults: --wait defaults to the lease. */
+/** Lease, wait, poll, context and limit, with their defaults: --wait defaults to the lease. */
 export function resolveAcquireSettings(
   values: {
     store?: string | undefined;
@@ -67,6 +71,7 @@ export function resolveAcquireSettings(
     wait?: string | undefined;
     poll?: string | undefined;
     context?: string | undefined;
+    limit?: string | undefined;
   },
   env: Env,
 ): AcquireSettings {
@@ -75,5 +80,14 @@ export function resolveAcquireSettings(
     values.wait === undefined ? leaseMs : parseDuration('--wait', values.wait, { allowZero: true });
   const pollMs = parseDuration('--poll', values.poll ?? DEFAULT_POLL);
   const context = values.context ?? defaultContext(env);
-  return { ...resolveStoreSettings(values, env), leaseMs, waitMs, pollMs, context };
+  const limit = values.limit === undefined ? 1 : parseLimit(values.limit);
+  const storeSettings = resolveStoreSettings(values, env);
+  // The list strategy keeps one object per contender, not one record of all holders: core
+  // refuses a limit there, and saying so here, in terms of store URLs, spares a request.
+  if (limit > 1 && storeSettings.store.kind === 's3+list') {
+    throw new UsageError(
+      '--limit above 1 needs s3:// (S3 conditional writes) or dynamodb://; the s3+list:// strategy holds one at a time.',
+    );
+  }
+  return { ...storeSettings, leaseMs, waitMs, pollMs, context, limit };
 }

@@ -102,6 +102,36 @@ const USAGE_MISTAKES = [
     line: 'latch release: Malformed lock handle: it was truncated or altered; pass lock.handle unchanged.',
   },
   {
+    what: 'a limit of 0',
+    args: ['run', '--store', 's3://ci-locks', '--name', 'x', '--limit', '0', '--', 'true'],
+    code: 2,
+    line: 'latch run: --limit must be a whole number from 1 to 100 (how many may hold the lock at once), got "0"; e.g. --limit 2.',
+  },
+  {
+    what: 'a limit that is not a number',
+    args: ['acquire', '--store', 's3://ci-locks', '--name', 'x', '--limit', 'x'],
+    code: 2,
+    line: 'latch acquire: --limit must be a whole number from 1 to 100 (how many may hold the lock at once), got "x"; e.g. --limit 2.',
+  },
+  {
+    what: 'a limit over 100',
+    args: ['run', '--store', 's3://ci-locks', '--name', 'x', '--limit', '101', '--', 'true'],
+    code: 2,
+    line: 'latch run: --limit must be a whole number from 1 to 100 (how many may hold the lock at once), got "101"; e.g. --limit 2.',
+  },
+  {
+    what: 'a fractional limit',
+    args: ['run', '--store', 's3://ci-locks', '--name', 'x', '--limit', '1.5', '--', 'true'],
+    code: 2,
+    line: 'latch run: --limit must be a whole number from 1 to 100 (how many may hold the lock at once), got "1.5"; e.g. --limit 2.',
+  },
+  {
+    what: 'a limit on the S3 list strategy',
+    args: ['run', '--store', 's3+list://ci-locks', '--name', 'x', '--limit', '2', '--', 'true'],
+    code: 2,
+    line: 'latch run: --limit above 1 needs s3:// (S3 conditional writes) or dynamodb://; the s3+list:// strategy holds one at a time.',
+  },
+  {
     what: 'an unknown command',
     args: ['lock', '--name', 'x'],
     code: 2,
@@ -116,6 +146,8 @@ const RUN_AS_CHILD = new Set([
   'an unknown store scheme',
   'an unknown option',
   'a malformed handle',
+  'a limit of 0',
+  'a limit that is not a number',
 ]);
 
 describe('bad input gives one clear line and a non-zero exit, before any request', () => {
@@ -194,6 +226,9 @@ describe('help and version', () => {
     const result = await runCli(['run', '--help'], baseEnv());
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Usage: latch run \[options\] -- <command> \[args...\]\n/);
+    expect(result.stdout).toMatch(
+      /^ {2}--limit <n> {8}How many may hold the lock at once, 1 to 100 \(default 1\)/m,
+    );
   });
 
   test.each(['run', 'acquire', 'release', 'status'])(

@@ -33,6 +33,7 @@ export async function startDashboardServer(
   };
   app.post('/api/burst', (_req, res) => start(res, () => hub.burst()));
   app.post('/api/jobs', (_req, res) => start(res, () => hub.enqueueJobs()));
+  app.post('/api/exports', (_req, res) => start(res, () => hub.exports()));
   app.post('/api/replicas/:name/kill', (req, res) => {
     try {
       hub.kill(req.params.name);

@@ -1,8 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Queue, QueueEvents } from 'bullmq';
 import type { LauncherMessage, ReplicaMessage } from '../shared/ipc-messages.js';
+import { lockLimit } from '../shared/replica-config.js';
 import { type BurstResult, runChargeBurst } from './charge-burst.js';
 import { DashboardFeed } from './dashboard-feed.js';
+import { type ExportRunResult, runExports } from './export-run.js';
 import { type JobBatchResult, runJobBatch } from './job-batch.js';
 import { LedgerService } from './ledger-routes.js';
 import { LockBoard } from './lock-board.js';
@@ -19,9 +21,13 @@ export interface DemoSnapshot {
   replicas: ReplicaState[];
   locks: ReturnType<LockBoard['locks']>;
   timeline: ReturnType<LockBoard['recent']>;
-  results: Array<BurstResult | JobBatchResult>;
-  running: { burst: boolean; jobs: boolean };
+  results: DemoResult[];
+  running: Running;
 }
+
+type DemoResult = BurstResult | JobBatchResult | ExportRunResult;
+/** Which actions are under way: each runs one at a time. */
+type Running = { burst: boolean; jobs: boolean; exports: boolean };
 
 export interface DemoHubSettings {
   store: string;
@@ -49,13 +55,14 @@ const LOCKS_PUSH_MS = 150;
  */
 export class DemoHub {
   readonly feed = new DashboardFeed();
-  readonly board = new LockBoard();
+  readonly board = new LockBoard(lockLimit);
   readonly ledger = new LedgerService();
   private supervisor: ReplicaSupervisor | undefined;
-  private readonly results: Array<BurstResult | JobBatchResult> = [];
-  private readonly running = { burst: false, jobs: false };
+  private readonly results: DemoResult[] = [];
+  private readonly running: Running = { burst: false, jobs: false, exports: false };
   private bursts = 0;
   private batches = 0;
+  private exportRuns = 0;
   private locksPush: NodeJS.Timeout | undefined;
 
   constructor(private readonly settings: DemoHubSettings) {}
@@ -126,6 +133,14 @@ export class DemoHub {
     );
   }
 
+  /** Starts a run of exports of one customer; throws DemoActionError at once when it cannot. */
+  exports(): Promise<ExportRunResult> {
+    if (this.running.exports) throw new DemoActionError(409, 'Exports are running; wait for their result.');
+    const up = this.supervisor?.up() ?? [];
+    if (up.length === 0) throw new DemoActionError(503, 'No replica is up to run exports.');
+    return this.run('exports', () => runExports(++this.exportRuns, up, this.ledger));
+  }
+
   kill(name: string): void {
     const replica = this.supervisor?.list().find((r) => r.name === name);
     if (!replica) throw new DemoActionError(404, `There is no replica named ${name}.`);
@@ -138,10 +153,7 @@ export class DemoHub {
     this.feed.close();
   }
 
-  private async run<R extends BurstResult | JobBatchResult>(
-    kind: 'burst' | 'jobs',
-    work: () => Promise<R>,
-  ): Promise<R> {
+  private async run<R extends DemoResult>(kind: keyof Running, work: () => Promise<R>): Promise<R> {
     this.running[kind] = true;
     this.feed.send('running', { ...this.running });
     try {

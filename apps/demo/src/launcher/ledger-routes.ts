@@ -1,4 +1,5 @@
 import express, { type Router } from 'express';
+import { lockLimit } from '../shared/replica-config.js';
 import { FencedLedger, type LedgerWriteResult } from './fenced-ledger.js';
 import { SlowNetwork } from './slow-network.js';
 import { WorkLog } from './work-log.js';
@@ -6,7 +7,8 @@ import { WorkLog } from './work-log.js';
 /** The ledger service the replicas write to: fenced invoice charges plus the work log. */
 export class LedgerService {
   readonly ledger = new FencedLedger();
-  readonly work = new WorkLog();
+  /** Judged against the limit the demo gives each lock, not what a replica says it used. */
+  readonly work = new WorkLog(lockLimit);
   readonly network = new SlowNetwork<LedgerWriteResult>();
 
   routes(): Router {

@@ -22,7 +22,9 @@ export function guide(
       ? '  3. Press "Enqueue 30 jobs over 3 customers": jobs of one customer never overlap, whichever\n' +
         '     replica takes them.'
       : '  3. (The BullMQ queue is skipped: see above for how to enable it.)',
-    '  4. Kill the replica holding "billing/leader": its lease runs out, another replica takes',
+    '  4. Press "Start 8 exports for customer acme": at most 2 exports of one customer run at',
+    '     once (a lock with limit 2); the lock table shows both holders and who waits.',
+    '  5. Kill the replica holding "billing/leader": its lease runs out, another replica takes',
     '     over with a higher fencing token.',
     '',
     'Press Ctrl-C to stop everything.',

@@ -8,9 +8,11 @@ export interface WorkEntry {
   leftAt: number | null;
   /** True when the holder died before reporting the end (the launcher closed it). */
   abandoned: boolean;
+  /** How many holders were inside the resource when this one entered, itself included. */
+  together: number;
 }
 
-/** Two holders inside the same resource at once: what a lock must never allow. */
+/** More holders inside one resource than its lock allows (two, for a plain lock): what a lock must never allow. */
 export interface Overlap {
   resource: string;
   first: WorkEntry;
@@ -20,6 +22,8 @@ export interface Overlap {
 export interface WorkSummary {
   entries: number;
   overlaps: Overlap[];
+  /** The most holders that were inside one resource at once. */
+  peak: number;
 }
 
 const MAX_ENTRIES = 20_000;
@@ -29,7 +33,8 @@ const MAX_ENTRIES = 20_000;
  * with a working lock every leave reaches this log before the next holder's enter (the release
  * happens after the leave was acknowledged; the next acquire after the release). An enter that
  * finds another holder still inside is an overlap. Judged by arrival order in one process, not
- * by comparing clocks.
+ * by comparing clocks. A resource under a lock with a limit lets that many in at once: an
+ * overlap is one more.
  */
 export class WorkLog {
   private readonly log: WorkEntry[] = [];
@@ -37,6 +42,9 @@ export class WorkLog {
   private readonly overlaps: Overlap[] = [];
   private readonly deadHolders = new Set<string>();
   private nextSeq = 1;
+
+  /** `capacityOf(resource)`: how many holders the resource's lock lets in at once. */
+  constructor(private readonly capacityOf: (resource: string) => number = () => 1) {}
 
   /** The sequence number the next entry will get: summaries count from a mark. */
   mark(): number {
@@ -53,10 +61,14 @@ export class WorkLog {
       enteredAt: Date.now(),
       leftAt: null,
       abandoned: false,
+      together: 0,
     };
     const present = this.inside.get(resource) ?? new Set<WorkEntry>();
-    for (const other of present) this.overlaps.push({ resource, first: other, second: entry });
+    if (present.size >= this.capacityOf(resource)) {
+      for (const other of present) this.overlaps.push({ resource, first: other, second: entry });
+    }
     present.add(entry);
+    entry.together = present.size;
     this.inside.set(resource, present);
     this.log.push(entry);
     if (this.log.length > MAX_ENTRIES) this.log.splice(0, this.log.length - MAX_ENTRIES);
@@ -92,9 +104,11 @@ export class WorkLog {
 
   /** Entries and overlaps since `mark` on resources `matches` accepts. */
   summary(mark: number, matches: (resource: string) => boolean): WorkSummary {
+    const entries = this.log.filter((e) => e.seq >= mark && matches(e.resource));
     return {
-      entries: this.log.filter((e) => e.seq >= mark && matches(e.resource)).length,
+      entries: entries.length,
       overlaps: this.overlaps.filter((o) => o.second.seq >= mark && matches(o.resource)),
+      peak: Math.max(0, ...entries.map((e) => e.together)),
     };
   }
 }

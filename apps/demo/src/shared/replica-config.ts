@@ -18,3 +18,12 @@ export const REPORT_KEY = 'reports/nightly';
 /** Every 5 seconds (six fields: seconds first), so the demo shows a run per tick. */
 export const REPORT_CRON = '*/5 * * * * *';
 export const customerKey = (customerId: string): string => `customer/${customerId}`;
+
+/** How many exports of one customer may run at once, across every replica. */
+export const EXPORT_LIMIT = 2;
+export const exportKey = (customerId: string): string => `export/customer-${customerId}`;
+
+/** How many may hold `key` at once: the exports' limit, 1 for every other lock of the demo. */
+export function lockLimit(key: string): number {
+  return key.startsWith('export/') ? EXPORT_LIMIT : 1;
+}

@@ -28,6 +28,9 @@ Options:
   --wait <dur>       How long to wait for the lock; 0 = one try (default: the lease)
   --poll <dur>       Longest pause between two looks at a held lock (default ${DEFAULT_POLL})
   --context <text>   Who and why, shown to waiters (default in GitHub Actions: the run)
+  --limit <n>        How many may hold the lock at once, 1 to 100 (default 1). Every
+                     holder of a name must use the same limit (else exit 2); not on
+                     s3+list://
   --github-output    Also write key=, handle=, fencing-token=, acquired-at= and expires-at=
                      lines to $GITHUB_OUTPUT (the step's outputs in GitHub Actions)
   -h, --help         Show this help

@@ -34,6 +34,9 @@ Options:
   --wait <dur>       How long to wait for the lock; 0 = one try (default: the lease)
   --poll <dur>       Longest pause between two looks at a held lock (default ${DEFAULT_POLL})
   --context <text>   Who and why, shown to waiters (default in GitHub Actions: the run)
+  --limit <n>        How many may hold the lock at once, 1 to 100 (default 1). Every
+                     holder of a name must use the same limit (else exit 2); not on
+                     s3+list://
   -h, --help         Show this help
 
 Durations: 500ms, 90s, 15m, 1h, 1h30m.
@@ -42,8 +45,10 @@ Exit codes: the command's own once it ran, or 5 if the lock was lost while it ra
 that 2 bad usage, 3 not acquired within --wait, 4 store error, 127 command not found,
 128 + signo when interrupted while waiting.
 
-Example:
-  latch run --store s3://my-bucket/locks --name deploy/production --lease 10m -- ./deploy.sh prod`;
+Examples:
+  latch run --store s3://my-bucket/locks --name deploy/production --lease 10m -- ./deploy.sh prod
+  latch run --store s3://my-bucket/locks --name deploy/staging --limit 2 -- ./deploy.sh staging
+    (at most two staging deploys at once; a third waits for one of them to finish)`;
 
 export const runCommand: Command = {
   name: 'run',

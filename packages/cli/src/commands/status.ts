@@ -10,14 +10,16 @@ import { parseFlags } from '../parse-flags.js';
 const help = `Usage: latch status [options]
 
 Shows whether the lock is free or held, and if held: by whom, with what context, since when
-and until when.
+and until when. A lock taken with --limit lists every holder.
 
 Options:
   --store <url>   s3://bucket/prefix, s3+list://bucket/prefix, dynamodb://table or memory:
                   (default: $LATCH_STORE)
   --name <name>   Lock name (default in GitHub Actions: $GITHUB_WORKFLOW/$GITHUB_JOB)
   --json          Print one JSON line: {"key","state","fencingToken","owner","context",
-                  "acquiredAt","expiresAt"} (times in ISO 8601; holder fields only when held)
+                  "acquiredAt","expiresAt"} (times in ISO 8601; holder fields only when held);
+                  a lock held under a --limit also gets "limit" and "holders" (each with
+                  owner, context, acquiredAt, expiresAt, state and fencingToken)
   -h, --help      Show this help
 
 States: held; expired (the holder's lease ended and nobody has taken the lock over yet: the
@@ -54,11 +56,25 @@ export const statusCommand: Command = {
 function toJson(info: LockInfo): Record<string, unknown> {
   const json: Record<string, unknown> = { key: info.key, state: info.state, fencingToken: info.fencingToken };
   if (info.state === 'free') return json;
-  json.owner = info.owner;
-  if (info.context !== undefined) json.context = info.context;
-  if (info.acquiredAt !== undefined) json.acquiredAt = new Date(info.acquiredAt).toISOString();
-  if (info.expiresAt !== undefined)
-    json.expiresAt = info.expiresAt === null ? null : new Date(info.expiresAt).toISOString();
+  Object.assign(json, holderJson(info));
+  if (info.limit > 1) {
+    json.limit = info.limit;
+    json.holders = info.holders.map((holder) => ({
+      ...holderJson(holder),
+      state: holder.state,
+      fencingToken: holder.fencingToken,
+    }));
+  }
+  return json;
+}
+
+/** Owner, context and times of one holder, times in ISO 8601. */
+function holderJson(holder: Holder): Record<string, unknown> {
+  const json: Record<string, unknown> = { owner: holder.owner };
+  if (holder.context !== undefined) json.context = holder.context;
+  if (holder.acquiredAt !== undefined) json.acquiredAt = new Date(holder.acquiredAt).toISOString();
+  if (holder.expiresAt !== undefined)
+    json.expiresAt = holder.expiresAt === null ? null : new Date(holder.expiresAt).toISOString();
   return json;
 }
 
@@ -67,19 +83,33 @@ function describeInfo(info: LockInfo, now: number): string[] {
     const last = info.fencingToken > 0 ? ` (last fencing token ${info.fencingToken})` : '';
     return [`lock "${info.key}": free${last}`];
   }
-  const lines = [`lock "${info.key}": ${info.state}`, `  holder:        ${info.owner}`];
-  if (info.context !== undefined) lines.push(`  context:       ${info.context}`);
-  if (info.acquiredAt !== undefined) {
+  if (info.limit === 1) {
+    return [`lock "${info.key}": ${info.state}`, ...describeHolderLines(info, info.fencingToken, now)];
+  }
+  // A key with a limit: every holder, each with its own lease and fencing token.
+  const lines = [
+    `lock "${info.key}": ${info.state}, ${info.holders.length} of at most ${info.limit} holders`,
+  ];
+  for (const holder of info.holders) lines.push(...describeHolderLines(holder, holder.fencingToken, now));
+  return lines;
+}
+
+type Holder = Pick<LockInfo, 'owner' | 'context' | 'acquiredAt' | 'expiresAt'>;
+
+function describeHolderLines(holder: Holder, fencingToken: number, now: number): string[] {
+  const lines = [`  holder:        ${holder.owner}`];
+  if (holder.context !== undefined) lines.push(`  context:       ${holder.context}`);
+  if (holder.acquiredAt !== undefined) {
     lines.push(
-      `  since:         ${isoTime(info.acquiredAt)} (${formatDuration(Math.max(0, now - info.acquiredAt))} ago)`,
+      `  since:         ${isoTime(holder.acquiredAt)} (${formatDuration(Math.max(0, now - holder.acquiredAt))} ago)`,
     );
   }
-  if (info.expiresAt === null) lines.push('  lease ends:    never (fail-closed lock)');
-  else if (info.expiresAt !== undefined) {
-    const left = info.expiresAt - now;
+  if (holder.expiresAt === null) lines.push('  lease ends:    never (fail-closed lock)');
+  else if (holder.expiresAt !== undefined) {
+    const left = holder.expiresAt - now;
     const relative = left >= 0 ? `in ${formatDuration(left)}` : `${formatDuration(-left)} ago`;
-    lines.push(`  lease ends:    ${isoTime(info.expiresAt)} (${relative})`);
+    lines.push(`  lease ends:    ${isoTime(holder.expiresAt)} (${relative})`);
   }
-  lines.push(`  fencing token: ${info.fencingToken}`);
+  lines.push(`  fencing token: ${fencingToken}`);
   return lines;
 }
