@@ -3,8 +3,11 @@ import { holdersOf, limitOf } from '../engine/cas/slot-records.js';
 
 /** One holder of a key, as `inspect` reports it. */
 export interface LockHolderInfo {
+  /** The holding client's owner id. */
   owner: string;
+  /** Who and why, as the holder stored it. */
   context?: string;
+  /** Wall-clock start of this acquisition as stored (ms since epoch). */
   acquiredAt: number;
   /** When its lease ends on its own clock; null for a fail-closed lock. */
   expiresAt: number | null;

@@ -114,12 +114,14 @@ export class LockConfigError extends LockError {
  * it says both values so the code that is wrong can be found.
  */
 export class LockLimitMismatchError extends LockConfigError {
+  /** The key whose holders use another limit. */
   readonly key: string;
   /** The limit the key's current holders use. */
   readonly heldLimit: number;
   /** The limit this call asked for. */
   readonly askedLimit: number;
 
+  /** @internal */
   constructor(key: string, heldLimit: number, askedLimit: number, where: string) {
     super(
       `Lock "${key}" is held ${where}with limit ${heldLimit}, and this call asked for limit ${askedLimit}. Every holder of one key must use the same limit: pass { limit: ${heldLimit} } here, or change it everywhere (a key takes a new limit once no holder of the old one is left).`,
