@@ -1,6 +1,7 @@
-import { type AcquireOptions, type Lock, LockConfigError, LockTimeoutError } from '@latch/core';
+import { type Lock, LockConfigError, LockLimitMismatchError, LockTimeoutError } from '@latch/core';
 import { lockErrorToHttp } from '@latch/core/http';
 import type { NextFunction, Request, Response } from 'express';
+import { acquireOptionsFor, checkAcquireOptions } from './acquire-options.js';
 import { type LockMiddlewareOptions, type MiddlewareSettings, resolveOptions } from './options.js';
 import { sendProblem } from './problem-response.js';
 import { releaseInBackground, releaseWhenResponseEnds } from './release-on-end.js';
@@ -12,14 +13,20 @@ import './request-lock.js';
  * when the response ends (sent, failed, or the client went away), exactly once.
  *
  * - Held by another request: waits or answers 423 Locked with Retry-After (see `onLocked`).
+ *   With `limit`, up to that many requests hold one key at once; the next one waits or is
+ *   answered 429 Too Many Requests with Retry-After.
  * - A key the request makes invalid (too long, not a string): 400 problem+json.
  * - Store failures: `next(error)` with core's LockStoreError; `lockErrorHandler()` logs it and
  *   answers 503 for an outage, 500 for a store set up wrong (missing bucket, denied access).
+ * - Holders of the key with another `limit` (routes or replicas that disagree): `next(error)`
+ *   with core's LockLimitMismatchError; `lockErrorHandler()` logs it and answers 500.
  *
- * Works with Express 5 and 4. Options are checked here, once, with a LockConfigError.
+ * Works with Express 5 and 4. Options are checked here, once, with a LockConfigError — by the
+ * client too, against its store (e.g. a `limit` on a store that cannot keep one).
  */
 export function lock(options: LockMiddlewareOptions): LockMiddleware {
   const settings = resolveOptions(options);
+  checkAcquireOptions(settings);
   return (req, res, next) => {
     void lockRequest(settings, req as unknown as Request, res as unknown as Response, next);
   };
@@ -79,17 +86,7 @@ async function lockRequest(
 }
 
 function acquireFor(settings: MiddlewareSettings, key: string, req: Request, signal: AbortSignal) {
-  const options: AcquireOptions = { context: `${req.method} ${settings.name}` };
-  if (settings.leaseMs !== undefined) options.leaseMs = settings.leaseMs;
-  if (settings.waitMs === 0) return settings.client.acquire(key, { ...options, waitMs: 0 });
-  // A store that is down fails this request at once with its LockStoreError (→ 503 or 500), where
-  // waiting would keep retrying it and end in a 423.
-  return settings.client.acquire(key, {
-    ...options,
-    waitMs: settings.waitMs,
-    signal,
-    failFastOnStoreError: true,
-  });
+  return settings.client.acquire(key, acquireOptionsFor(settings, `${req.method} ${settings.name}`, signal));
 }
 
 async function answerLocked(
@@ -100,7 +97,7 @@ async function answerLocked(
   next: NextFunction,
 ): Promise<void> {
   if (!settings.onLocked) {
-    // 423 with Retry-After: seconds until the holder's lease ends, at least 1.
+    // 423 with Retry-After (429 when a limit was reached): core's answer, the same in every adapter.
     sendProblem(res, lockErrorToHttp(error)!);
     return;
   }
@@ -111,9 +108,13 @@ async function answerLocked(
   }
 }
 
-/** A key the request made invalid is the client's fault: 400 here. Anything else is the app's to answer. */
+/**
+ * A key the request made invalid is the client's fault: 400 here. Anything else is the app's to
+ * answer — a limit mismatch too: like a store failure it is the server's fault, for
+ * `lockErrorHandler()` to log for the operator and answer 500.
+ */
 function answerOrForward(error: unknown, res: Response, next: NextFunction): void {
-  if (error instanceof LockConfigError) {
+  if (error instanceof LockConfigError && !(error instanceof LockLimitMismatchError)) {
     sendProblem(res, lockErrorToHttp(error)!);
     return;
   }

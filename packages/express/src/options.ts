@@ -3,8 +3,9 @@ import type { NextFunction, Request, Response } from 'express';
 import { checkLockName } from './route-key.js';
 
 /**
- * Runs instead of the default 423 answer when the lock stays held. It may answer, or call
- * `next()` / `next(error)`. `lockErrorToHttp(error)` from @latch/core/http gives the standard answer.
+ * Runs instead of the default answer (423, or 429 under `limit`) when the lock stays held. It
+ * may answer, or call `next()` / `next(error)`. `lockErrorToHttp(error)` from @latch/core/http
+ * gives the standard answer; `error.limit` is set when the route has a `limit`.
  */
 export type LockedHandler = (
   error: LockTimeoutError,
@@ -29,25 +30,33 @@ export interface LockMiddlewareOptions {
    */
   key: (req: Request) => unknown;
   /**
-   * What to do when another request holds the lock: 'wait' (default) waits up to `waitMs`
-   * then answers 423; 'reject' answers 423 at once; a function runs instead of the 423 answer
-   * (after waiting `waitMs`, default 0).
+   * What to do when another request holds the lock (or `limit` requests hold it): 'wait'
+   * (default) waits up to `waitMs` then answers 423 (429 under `limit`); 'reject' answers at
+   * once; a function runs instead of that answer (after waiting `waitMs`, default 0).
    */
   onLocked?: 'wait' | 'reject' | LockedHandler;
   /** How long to wait for a held lock, in ms (default 10 000 under 'wait', 0 otherwise). Infinity waits until the client goes away. */
   waitMs?: number;
   /** Lease length for these locks (default: the client's). Renewed in the background while the request runs. */
   leaseMs?: number;
+  /**
+   * How many requests may hold one key at once, across every replica (default 1: one at a
+   * time). An integer from 1 to 100. Over the limit a request waits or is answered 429 Too
+   * Many Requests with Retry-After, as `onLocked` says. Every route and replica that locks
+   * the same `name` must give the same limit.
+   */
+  limit?: number;
 }
 
 export interface MiddlewareSettings {
   client: LockClient;
   name: string;
   key: (req: Request) => unknown;
-  /** Set when the caller gave a handler; otherwise the 423 answer is sent. */
+  /** Set when the caller gave a handler; otherwise core's answer (423, or 429 under a limit) is sent. */
   onLocked: LockedHandler | undefined;
   waitMs: number;
   leaseMs: number | undefined;
+  limit: number | undefined;
 }
 
 /** Every option of lock(): the compiler fails here when one is added to LockMiddlewareOptions but not listed. */
@@ -58,12 +67,17 @@ const MIDDLEWARE_OPTIONS: Record<keyof LockMiddlewareOptions, true> = {
   onLocked: true,
   waitMs: true,
   leaseMs: true,
+  limit: true,
 };
 const MIDDLEWARE_OPTION_KEYS = Object.keys(MIDDLEWARE_OPTIONS);
 
 const DEFAULT_WAIT_MS = 10_000;
 
-/** Checks every option when the middleware is created, so a request never meets a configuration error. */
+/**
+ * Checks the adapter's own options when the middleware is created, so a request never meets a
+ * configuration error. What the options pass on to core (`limit`, …) the client checks next,
+ * as acquire would (see checkAcquireOptions).
+ */
 export function resolveOptions(options: LockMiddlewareOptions): MiddlewareSettings {
   if (typeof options !== 'object' || options === null) {
     throw new LockConfigError('lock(options) needs an object: lock({ client, name, key }).');
@@ -72,8 +86,8 @@ export function resolveOptions(options: LockMiddlewareOptions): MiddlewareSettin
     store:
       'lock() takes a client built on the store: lock({ client: new LockClient({ store }), name, key }).',
   });
-  const { client, name, key, onLocked = 'wait', waitMs, leaseMs } = options;
-  if (typeof client?.acquire !== 'function' || typeof client.tryAcquire !== 'function') {
+  const { client, name, key, onLocked = 'wait', waitMs, leaseMs, limit } = options;
+  if (typeof client?.acquire !== 'function' || typeof client.checkAcquireOptions !== 'function') {
     throw new LockConfigError(
       'lock({ client }) needs a LockClient from @latch/core: new LockClient({ store }).',
     );
@@ -111,5 +125,6 @@ export function resolveOptions(options: LockMiddlewareOptions): MiddlewareSettin
     onLocked: typeof onLocked === 'function' ? onLocked : undefined,
     waitMs: waitMs ?? (onLocked === 'wait' ? DEFAULT_WAIT_MS : 0),
     leaseMs,
+    limit,
   };
 }

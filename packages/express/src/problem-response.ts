@@ -1,6 +1,7 @@
-import { checkOptionKeys, LockConfigError, LockStoreError } from '@latch/core';
+import { checkOptionKeys, LockConfigError, LockLimitMismatchError, LockStoreError } from '@latch/core';
 import { type LockHttpAnswer, lockErrorToHttp, lockStoreLogEntry } from '@latch/core/http';
 import type { ErrorRequestHandler, Request, Response } from 'express';
+import { limitMismatchLog } from './limit-mismatch-log.js';
 
 /** Sends one of core's HTTP answers: status, headers (Retry-After, problem+json) and body. */
 export function sendProblem(res: Response, answer: LockHttpAnswer): void {
@@ -25,20 +26,23 @@ export interface LockErrorHandlerOptions {
   onStoreError?: StoreErrorHook;
 }
 
-/** How long the default hook stays quiet about a cause it has just logged. */
 /** Distinct causes remembered for the repeat window; the oldest are forgotten first. */
 const MAX_CAUSES = 100;
+/** How long the default hook stays quiet about a cause it has just logged. */
 const REPEAT_WINDOW_MS = 10_000;
 
 /**
  * Error middleware that answers Latch errors the standard way, each with an RFC 9457
  * problem+json body — a lock store outage (unreachable, throttled) 503 with Retry-After, a
  * lock store set up wrong (missing bucket or table, no or rejected credentials, access
- * denied) 500, a lock lost mid-request 409, a held lock 423, a bad key 400 — and passes every
- * other error on. Store failures also go to `onStoreError` (default: logged to console.error).
+ * denied) 500, a lock lost mid-request 409, a held lock 423 (429 when its limit is reached),
+ * a bad key 400, routes or replicas that lock one key with different limits 500 — and passes
+ * every other error on. Store failures also go to `onStoreError` (default: logged to
+ * console.error); a limit mismatch is logged to console.error, once per key and pair of limits.
  */
 export function lockErrorHandler(options: LockErrorHandlerOptions = {}): ErrorRequestHandler {
   const onStoreError = resolveOnStoreError(options);
+  const logLimitMismatch = limitMismatchLog();
   return (error, req, res, next) => {
     const answer = lockErrorToHttp(error);
     if (!answer || res.headersSent) {
@@ -53,6 +57,7 @@ export function lockErrorHandler(options: LockErrorHandlerOptions = {}): ErrorRe
         return;
       }
     }
+    if (error instanceof LockLimitMismatchError) logLimitMismatch(error, req);
     sendProblem(res, answer);
   };
 }

@@ -5,10 +5,12 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { startS3Server } from '@latch/testing';
 import { describe, expect, test, vi } from 'vitest';
 import { type Payments, startInvoiceService } from '../examples/invoice-service.js';
+import { type Reports, startReportService } from '../examples/tenant-reports.js';
 import { deferred, sleep } from './helpers/wait.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const example = readFileSync(new URL('../examples/invoice-service.ts', import.meta.url), 'utf8').trim();
+const limitExample = readFileSync(new URL('../examples/tenant-reports.ts', import.meta.url), 'utf8').trim();
 
 /** A payment provider that rejects stale fencing tokens, and can hold a charge open. */
 class FakePayments implements Payments {
@@ -81,6 +83,59 @@ describe('README example', () => {
       expect(logged[0]).toMatch(
         /^\[latch\] POST \/invoices\/inv-9\/pay answered 503: lock store unavailable/,
       );
+    } finally {
+      await Promise.all(replicas.map(close));
+      sdk.destroy();
+    }
+  });
+});
+
+/** A report builder that holds every report open until `finish()`, counting those in progress. */
+class HeldReports implements Reports {
+  running = 0;
+  private readonly done = deferred();
+
+  async build(tenantId: string, options: { signal: AbortSignal }): Promise<string> {
+    this.running++;
+    await this.done.promise;
+    options.signal.throwIfAborted();
+    this.running--;
+    return `report of ${tenantId}`;
+  }
+
+  finish(): void {
+    this.done.resolve();
+  }
+}
+
+describe('README limit example', () => {
+  test('README shows examples/tenant-reports.ts exactly as tested', () => {
+    expect(readme).toContain(limitExample);
+  });
+
+  test('two replicas on one S3 bucket run at most 3 reports per tenant; the 4th gets 429, another tenant goes ahead', async () => {
+    await using s3 = await startS3Server({ bucket: 'my-locks' });
+    const sdk = new S3Client(s3.clientConfig());
+    const reports = new HeldReports();
+    const replicas = [0, 1].map(() => startReportService(sdk, 'my-locks', reports, 0));
+    try {
+      const [a, b] = await Promise.all(replicas.map(urlOf));
+      const first = [a, b, a].map((url) => fetch(`${url}/tenants/acme/report`));
+      while (reports.running < 3) await sleep(10);
+
+      const fourth = await fetch(`${b}/tenants/acme/report`);
+      expect(fourth.status).toBe(429);
+      expect(fourth.headers.get('retry-after')).toBe('1');
+      expect(fourth.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(await fourth.json()).toMatchObject({ type: 'urn:latch:problem:limit-reached', status: 429 });
+
+      const otherTenant = fetch(`${b}/tenants/globex/report`);
+      while (reports.running < 4) await sleep(10);
+      reports.finish();
+      expect(await (await otherTenant).json()).toEqual({ report: 'report of globex' });
+      for (const response of await Promise.all(first)) {
+        expect(await response.json()).toEqual({ report: 'report of acme' });
+      }
     } finally {
       await Promise.all(replicas.map(close));
       sdk.destroy();

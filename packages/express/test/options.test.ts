@@ -30,6 +30,24 @@ describe('lock() options are checked when the middleware is created', () => {
     ['waitMs with reject', { client, name: 'item', key, onLocked: 'reject', waitMs: 500 }, /never waits/],
     ['a zero leaseMs', { client, name: 'item', key, leaseMs: 0 }, /positive number of milliseconds/],
     ['a NaN leaseMs', { client, name: 'item', key, leaseMs: Number.NaN }, /positive number of milliseconds/],
+    // The limit is core's to check (the client's checkAcquireOptions): its words, after which lock() it was.
+    [
+      'a zero limit',
+      { client, name: 'item', key, limit: 0 },
+      /^lock\(\) for "item": limit must be a whole number from 1 \(a lock\) to 100, got 0\. It is how many may hold the key at once\.$/,
+    ],
+    [
+      'a limit over 100',
+      { client, name: 'item', key, limit: 101 },
+      /whole number from 1 \(a lock\) to 100, got 101\./,
+    ],
+    [
+      'a fractional limit',
+      { client, name: 'item', key, limit: 2.5 },
+      /whole number from 1 \(a lock\) to 100, got 2\.5\./,
+    ],
+    ['a limit given as text', { client, name: 'item', key, limit: '3' }, /to 100, got "3"\./],
+    ['an infinite limit', { client, name: 'item', key, limit: Infinity }, /to 100, got Infinity\./],
   ])('%s → LockConfigError', (_what, options, message) => {
     const create = () => lock(options as LockMiddlewareOptions);
     expect(create).toThrow(LockConfigError);
@@ -42,6 +60,8 @@ describe('lock() options are checked when the middleware is created', () => {
       'function',
     );
     expect(lock({ client, name: 'item', key, waitMs: Infinity })).toBeTypeOf('function');
+    expect(lock({ client, name: 'item', key, limit: 1 })).toBeTypeOf('function');
+    expect(lock({ client, name: 'item', key, limit: 100, onLocked: 'reject' })).toBeTypeOf('function');
   });
 });
 

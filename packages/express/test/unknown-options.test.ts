@@ -11,10 +11,11 @@ describe('lock() refuses a misspelled option when the middleware is created, bef
     ['onlocked', { onlocked: 'reject' }, 'lock(): unknown option onlocked; did you mean onLocked?'],
     ['keys', { keys: key }, 'lock(): unknown option keys; did you mean key?'],
     ['onLock', { onLock: 'wait' }, 'lock(): unknown option onLock; did you mean onLocked?'],
+    ['limits', { limits: 3 }, 'lock(): unknown option limits; did you mean limit?'],
     [
       'an undefined value under an unknown key',
       { timeoutMs: undefined },
-      'lock(): unknown option timeoutMs; the options are client, name, key, onLocked, waitMs, leaseMs',
+      'lock(): unknown option timeoutMs; the options are client, name, key, onLocked, waitMs, leaseMs, limit',
     ],
     [
       'store, which belongs to the client',
@@ -33,7 +34,15 @@ describe('lock() refuses a misspelled option when the middleware is created, bef
   test('known options whose value is undefined are accepted', () => {
     const client = new LockClient({ store: memoryStore() });
     expect(
-      lock({ client, name: 'invoice', key, onLocked: undefined, waitMs: undefined, leaseMs: undefined }),
+      lock({
+        client,
+        name: 'invoice',
+        key,
+        onLocked: undefined,
+        waitMs: undefined,
+        leaseMs: undefined,
+        limit: undefined,
+      }),
     ).toBeTypeOf('function');
   });
 });

@@ -19,6 +19,13 @@ export class InvoiceService {
     this.ledger.push(`${invoiceId} paid under token ${lock.fencingToken}`);
     return `paid ${invoiceId} (token ${lock.fencingToken})`;
   }
+
+  // An export is a heavy query: at most 3 per customer at once across every replica, each
+  // holding a lock of its own. A fourth is refused at once (HTTP 429 with Retry-After).
+  @Locked('export:{0}', { limit: 3, onLocked: 'throw' })
+  async export(customerId: string): Promise<string> {
+    return `exported ${customerId} (token ${currentLock()!.fencingToken})`;
+  }
 }
 
 @Injectable()
@@ -46,6 +53,11 @@ export class InvoiceController {
   @HttpCode(200)
   async pay(@Param('id') id: string): Promise<{ result: string }> {
     return { result: await this.invoices.pay(id) };
+  }
+
+  @Get('export/:customer')
+  async export(@Param('customer') customer: string): Promise<{ result: string }> {
+    return { result: await this.invoices.export(customer) };
   }
 
   // LockService: the lock client's API, for code that locks or looks by hand.

@@ -3,12 +3,15 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { bindLockRegistry } from './lock-binding.js';
 import { LockRegistry } from './lock-registry.js';
-import { lockedMethodsOf } from './locked-method.js';
+import { refusedLockedOptions } from './locked-acquire-options.js';
+import { type LockedMethod, lockedMethodsOf } from './locked-method.js';
 
 /**
  * At bootstrap, finds every `@Locked()` method of the application's providers and controllers:
- * fails when one names a client that no LockModule registered, and binds each instance to
- * this application's registry (also instances Nest did not construct: useFactory, useValue).
+ * fails when one names a client that no LockModule registered, or has options its client
+ * refuses (checked by the client as its calls would be: a `limit` out of range, or one the
+ * store cannot keep), and binds each instance to this application's registry (also instances
+ * Nest did not construct: useFactory, useValue).
  */
 @Injectable()
 export class LockExplorer implements OnModuleInit {
@@ -20,6 +23,9 @@ export class LockExplorer implements OnModuleInit {
 
   onModuleInit(): void {
     const problems: string[] = [];
+    const refused: string[] = [];
+    // A class provided in several modules has one set of methods: each is checked once.
+    const checked = new Set<LockedMethod>();
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const instance: unknown = wrapper.instance;
       if (typeof instance !== 'object' || instance === null) continue;
@@ -29,9 +35,14 @@ export class LockExplorer implements OnModuleInit {
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         for (const spec of lockedMethodsOf((instance as Record<string, unknown>)[name])) {
           locked = true;
+          if (checked.has(spec)) continue;
+          checked.add(spec);
           if (!this.registry.has(spec.client)) {
             problems.push(`${spec.where}: ${this.registry.describeMissing(spec.client)}`);
+            continue;
           }
+          const refusal = refusedLockedOptions(spec, this.registry.get(spec.client));
+          if (refusal) refused.push(refusal);
         }
       }
       // Request-scoped and transient instances find the registry through their ModuleRef.
@@ -40,6 +51,12 @@ export class LockExplorer implements OnModuleInit {
     if (problems.length > 0) {
       throw new LockConfigError(
         `@Locked() methods name lock clients that do not exist:\n- ${problems.join('\n- ')}`,
+      );
+    }
+    if (refused.length === 1) throw new LockConfigError(refused[0]!);
+    if (refused.length > 1) {
+      throw new LockConfigError(
+        `@Locked() methods have options their lock client refuses:\n- ${refused.join('\n- ')}`,
       );
     }
   }

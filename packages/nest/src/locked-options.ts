@@ -5,7 +5,8 @@ import { describeValue } from './describe-value.js';
  * What a `@Locked()` method does when another holder has the lock:
  * - `'wait'`: wait up to `waitMs`, then reject with a LockedException;
  * - `'skip'`: return `undefined` at once without running (for `@Cron()` jobs every replica fires);
- * - `'throw'`: reject at once with a LockedException (HTTP 423 Locked with Retry-After).
+ * - `'throw'`: reject at once with a LockedException (HTTP 423 Locked with Retry-After, or
+ *   429 Too Many Requests when `limit` holders have the key).
  */
 export type OnLocked = 'wait' | 'skip' | 'throw';
 
@@ -33,6 +34,15 @@ export interface LockedOptions extends LockedDefaults {
   client?: string;
   /** Who and why, shown to waiters and by `inspect` (default: `"ClassName.method"`). */
   context?: string;
+  /**
+   * How many calls may hold the key at once, across every replica (default 1: one at a time).
+   * An integer from 1 to 100, checked by the client at bootstrap (a store without
+   * compare-and-swap, `s3ListStore`, keeps only 1). Every method and replica that locks the same
+   * key must give the same limit; a call that meets holders of another limit fails with core's
+   * LockLimitMismatchError (HTTP 500, logged). Per method only: a limit belongs to the keys a
+   * method locks, not to a client.
+   */
+  limit?: number;
 }
 
 const ON_LOCKED: readonly OnLocked[] = ['wait', 'skip', 'throw'];
@@ -44,11 +54,24 @@ const DEFAULT_OPTIONS: Record<keyof LockedDefaults, true> = {
   lockAtLeastMs: true,
   failFastOnStoreError: true,
 };
-const LOCKED_OPTIONS: Record<keyof LockedOptions, true> = { ...DEFAULT_OPTIONS, client: true, context: true };
+const LOCKED_OPTIONS: Record<keyof LockedOptions, true> = {
+  ...DEFAULT_OPTIONS,
+  client: true,
+  context: true,
+  limit: true,
+};
 const DEFAULT_KEYS = Object.keys(DEFAULT_OPTIONS);
+/** Method options that make no sense for every method of a client, with where they go instead. */
+const DEFAULTS_HINTS: Readonly<Record<string, string>> = {
+  limit: 'a limit belongs to the keys one method locks, so it is given per method: @Locked(key, { limit }).',
+};
 const OPTION_KEYS = Object.keys(LOCKED_OPTIONS);
 
-/** Checks `@Locked()` options when the decorator is applied, so mistakes fail at startup. */
+/**
+ * Checks `@Locked()` options when the decorator is applied, so mistakes fail at startup. What
+ * the calls pass on to core (`limit`, …) is checked by their client too, at bootstrap, where the
+ * client is known (see LockExplorer).
+ */
 export function checkLockedOptions(options: unknown, where: string): LockedOptions {
   const label = `@Locked() on ${where}`;
   const checked = checkShape(options, OPTION_KEYS, label) as LockedOptions;
@@ -71,17 +94,22 @@ export function checkLockedOptions(options: unknown, where: string): LockedOptio
 
 /** Checks the `defaults` given to `LockModule.forRoot()`. */
 export function checkLockedDefaults(defaults: unknown, label: string): LockedDefaults {
-  const checked = checkShape(defaults, DEFAULT_KEYS, `${label} defaults`) as LockedDefaults;
+  const checked = checkShape(defaults, DEFAULT_KEYS, `${label} defaults`, DEFAULTS_HINTS) as LockedDefaults;
   checkDefaults(checked, `${label} defaults`);
   return checked;
 }
 
-function checkShape(value: unknown, known: readonly string[], label: string): Record<string, unknown> {
+function checkShape(
+  value: unknown,
+  known: readonly string[],
+  label: string,
+  hints: Readonly<Record<string, string>> = {},
+): Record<string, unknown> {
   if (value === undefined) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new LockConfigError(`${label}: options must be an object, got ${describeValue(value)}.`);
   }
-  checkOptionKeys(label, value, known);
+  checkOptionKeys(label, value, known, hints);
   return value as Record<string, unknown>;
 }
 
@@ -132,6 +160,7 @@ export interface ResolvedLockedOptions {
   leaseMs: number | undefined;
   lockAtLeastMs: number | undefined;
   failFastOnStoreError: boolean;
+  limit: number | undefined;
 }
 
 export function resolveLockedOptions(own: LockedOptions, defaults: LockedDefaults): ResolvedLockedOptions {
@@ -143,5 +172,6 @@ export function resolveLockedOptions(own: LockedOptions, defaults: LockedDefault
     leaseMs: own.leaseMs ?? defaults.leaseMs,
     lockAtLeastMs: own.lockAtLeastMs ?? defaults.lockAtLeastMs,
     failFastOnStoreError: own.failFastOnStoreError ?? defaults.failFastOnStoreError ?? true,
+    limit: own.limit,
   };
 }

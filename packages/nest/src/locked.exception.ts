@@ -4,9 +4,10 @@ import { HttpException } from '@nestjs/common';
 
 /**
  * A `@Locked()` method could not get its lock (`onLocked: 'throw'` at once, `'wait'` after
- * `waitMs`). An HttpException for 423 Locked with an RFC 9457 problem body; the
- * LockExceptionFilter that LockModule registers adds its `headers` (Retry-After,
- * Content-Type: application/problem+json). `cause` is core's LockTimeoutError.
+ * `waitMs`). An HttpException for 423 Locked — or 429 Too Many Requests when the method's
+ * `limit` holders had the key — with an RFC 9457 problem body; the LockExceptionFilter that
+ * LockModule registers adds its `headers` (Retry-After, Content-Type:
+ * application/problem+json). `cause` is core's LockTimeoutError.
  */
 export class LockedException extends HttpException {
   /** The lock key that was held. */

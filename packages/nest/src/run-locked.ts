@@ -1,9 +1,9 @@
-import { type AcquireOptions, LockTimeoutError } from '@latch/core';
+import { LockTimeoutError } from '@latch/core';
 import { runWithCurrentLock } from './current-lock.js';
 import { lockRegistryOf } from './lock-binding.js';
 import { LockedException } from './locked.exception.js';
+import { lockedCall } from './locked-acquire-options.js';
 import type { LockedMethod } from './locked-method.js';
-import { resolveLockedOptions } from './locked-options.js';
 
 /**
  * One call of a `@Locked()` method: find the client, build the key, and run the method under
@@ -17,16 +17,7 @@ export async function runLocked(
 ): Promise<unknown> {
   const { service, defaults } = lockRegistryOf(instance, spec.where).get(spec.client);
   const key = spec.keyOf(args);
-  const options = resolveLockedOptions(spec.options, defaults);
-  // By default a store that fails the first try answers at once (a 503 or 500 the filter
-  // logs), rather than being retried for the whole wait and then reported as "locked".
-  const acquire: AcquireOptions = {
-    context: spec.options.context ?? spec.where,
-    failFastOnStoreError: options.failFastOnStoreError,
-  };
-  if (options.waitMs !== undefined) acquire.waitMs = options.waitMs;
-  if (options.leaseMs !== undefined) acquire.leaseMs = options.leaseMs;
-  if (options.lockAtLeastMs !== undefined) acquire.lockAtLeastMs = options.lockAtLeastMs;
+  const { options, acquire } = lockedCall(spec, defaults);
 
   let started = false;
   try {

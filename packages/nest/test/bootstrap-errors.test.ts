@@ -1,4 +1,5 @@
-import { LockConfigError, memoryStore } from '@latch/core';
+import { S3Client } from '@aws-sdk/client-s3';
+import { type LockClientOptions, LockConfigError, memoryStore, s3ListStore } from '@latch/core';
 import { Controller, Get, Injectable, Module } from '@nestjs/common';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Locked, LockModule } from '../src/index.js';
@@ -153,6 +154,73 @@ describe('invalid @Locked options fail when the class is defined', () => {
   });
 });
 
+describe('@Locked options the lock client refuses fail at bootstrap, checked by the client itself', () => {
+  /** An application whose Shop.buy is @Locked with `options`, on a client with `store`. */
+  function startShop(options: object, store: LockClientOptions['store'] = memoryStore()) {
+    @Injectable()
+    class Shop {
+      @Locked('shop', options as never)
+      async buy(): Promise<void> {}
+    }
+    return startApp({ imports: [LockModule.forRoot({ store })], providers: [Shop] });
+  }
+
+  // The limit is core's to check (LockClient.checkAcquireOptions): its words, after the method.
+  test.each([
+    ['zero', { limit: 0 }, 'got 0.'],
+    ['over 100', { limit: 101 }, 'got 101.'],
+    ['fractional', { limit: 2.5 }, 'got 2.5.'],
+    ['text', { limit: '3' }, 'got "3".'],
+    ['NaN', { limit: Number.NaN }, 'got NaN.'],
+  ])('a limit that is %s', async (_what, options, got) => {
+    const failure = startShop(options);
+    await expect(failure).rejects.toThrow(LockConfigError);
+    await expect(failure).rejects.toThrow(
+      `@Locked() on Shop.buy: limit must be a whole number from 1 (a lock) to 100, ${got} It is how many may hold the key at once.`,
+    );
+  });
+
+  test('a limit on s3ListStore, which keeps no semaphore', async () => {
+    // Nothing is sent: the endpoint is never reached.
+    const sdk = new S3Client({
+      region: 'us-east-1',
+      endpoint: 'http://127.0.0.1:1',
+      credentials: { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'example' },
+    });
+    try {
+      const store = s3ListStore({ client: sdk, bucket: 'locks', prefix: 'locks/' });
+      await expect(startShop({ limit: 2 }, store)).rejects.toThrow(
+        /^@Locked\(\) on Shop\.buy: limit 2 is not available with the S3 list strategy: .* Use s3Store \(S3 with conditional writes\) or dynamoStore, or leave limit at 1\.$/,
+      );
+      const app = await startShop({ limit: 1 }, store);
+      closers.push(() => app.close());
+    } finally {
+      sdk.destroy();
+    }
+  });
+
+  test('every method the client refuses is named, in one error', async () => {
+    @Injectable()
+    class Reports {
+      @Locked('daily', { limit: 0 })
+      async daily(): Promise<void> {}
+
+      @Locked('weekly', { limit: 200 })
+      async weekly(): Promise<void> {}
+
+      @Locked('monthly', { limit: 3 })
+      async monthly(): Promise<void> {}
+    }
+    const failure = startApp({
+      imports: [LockModule.forRoot({ store: memoryStore() })],
+      providers: [Reports],
+    });
+    await expect(failure).rejects.toThrow(
+      /^@Locked\(\) methods have options their lock client refuses:\n- @Locked\(\) on Reports\.daily: limit must .* got 0\. .*\n- @Locked\(\) on Reports\.weekly: limit must .* got 200\. [^\n]*$/,
+    );
+  });
+});
+
 describe('invalid LockModule options fail before the application starts', () => {
   test.each([
     [{}, 'LockModule.forRoot() needs a store'],
@@ -165,6 +233,10 @@ describe('invalid LockModule options fail before the application starts', () => 
     [
       { store: memoryStore(), defaults: { onLocked: 'throw', waitMs: 5 } },
       "waitMs applies only to onLocked: 'wait'",
+    ],
+    [
+      { store: memoryStore(), defaults: { limit: 3 } },
+      'LockModule.forRoot() defaults: unknown option limit; a limit belongs to the keys one method locks, so it is given per method: @Locked(key, { limit }).',
     ],
   ])('%j', (options, message) => {
     expect(() => LockModule.forRoot(options as never)).toThrow(LockConfigError);

@@ -60,6 +60,29 @@ describe('the README example module, as two replicas on one bucket', () => {
     );
   });
 
+  test('exports run 3 at a time per customer across replicas: a 4th answers 429, another customer goes ahead', async () => {
+    const [a, b] = replicas as [INestApplication, INestApplication];
+    // Replica A takes all 3 slots of customer acme by hand, as 3 exports in progress would.
+    const locks = a.get(LockService);
+    const held = [];
+    for (let i = 0; i < 3; i++) held.push(await locks.acquire('export:acme', { limit: 3 }));
+
+    const refused = await request(b.getHttpServer()).get('/invoices/export/acme');
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(refused.body).toMatchObject({ type: 'urn:latch:problem:limit-reached', status: 429 });
+    await request(b.getHttpServer())
+      .get('/invoices/export/globex')
+      .expect(200, { result: 'exported globex (token 1)' });
+
+    await held[0]!.release();
+    await request(b.getHttpServer())
+      .get('/invoices/export/acme')
+      .expect(200, { result: 'exported acme (token 4)' });
+    await Promise.all(held.slice(1).map((lock) => lock.release()));
+  });
+
   test('the hourly report fired on both replicas runs once', async () => {
     const jobs = replicas.map((app) => app.get(ReportJob));
     await Promise.all(jobs.map((job) => job.build()));

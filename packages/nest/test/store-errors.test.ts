@@ -1,11 +1,12 @@
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { LockClient, s3Store } from '@latch/core';
 import { type S3Server, startS3Server } from '@latch/testing';
-import { Controller, Get, type INestApplication, type LoggerService, Param } from '@nestjs/common';
+import { Controller, Get, type INestApplication, Param } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { Locked, LockModule } from '../src/index.js';
+import { CapturingLogger } from './helpers/capturing-logger.js';
 
 // Credentials in the shape of real ones, so that a leak would be visible.
 const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
@@ -31,38 +32,6 @@ class ItemController {
   @Get(':id/through-outages')
   getThroughOutages(@Param('id') id: string): { id: string } {
     return { id };
-  }
-}
-
-/** Everything the application logs, by level and context. */
-class CapturingLogger implements LoggerService {
-  readonly entries: Array<{ level: string; message: string; context: unknown }> = [];
-  private add(level: string, message: unknown, rest: unknown[]): void {
-    this.entries.push({ level, message: String(message), context: rest.at(-1) });
-  }
-  log(message: unknown, ...rest: unknown[]): void {
-    this.add('log', message, rest);
-  }
-  error(message: unknown, ...rest: unknown[]): void {
-    this.add('error', message, rest);
-  }
-  warn(message: unknown, ...rest: unknown[]): void {
-    this.add('warn', message, rest);
-  }
-  debug(message: unknown, ...rest: unknown[]): void {
-    this.add('debug', message, rest);
-  }
-  verbose(message: unknown, ...rest: unknown[]): void {
-    this.add('verbose', message, rest);
-  }
-  fatal(message: unknown, ...rest: unknown[]): void {
-    this.add('fatal', message, rest);
-  }
-  /** What Latch logged. */
-  latch(): Array<{ level: string; message: string }> {
-    return this.entries
-      .filter((entry) => entry.context === 'Latch')
-      .map(({ level, message }) => ({ level, message }));
   }
 }
 

@@ -74,7 +74,12 @@ const CASES: Array<[what: string, entry: Entry, message: string]> = [
   [
     '@Locked() with a far key',
     () => defineLocked({ retries: 3 }),
-    '@Locked() on Shop.buy: unknown option retries; the options are onLocked, waitMs, leaseMs, lockAtLeastMs, failFastOnStoreError, client, context',
+    '@Locked() on Shop.buy: unknown option retries; the options are onLocked, waitMs, leaseMs, lockAtLeastMs, failFastOnStoreError, client, context, limit',
+  ],
+  [
+    '@Locked() with a misspelled limit',
+    () => defineLocked({ limits: 3 }),
+    '@Locked() on Shop.buy: unknown option limits; did you mean limit?',
   ],
   [
     'LockService.acquire() (core checks it)',
@@ -100,7 +105,7 @@ describe('every entry point refuses a misspelled option, naming the closest one,
   test('known options whose value is undefined are accepted, client: undefined included', async () => {
     @Injectable()
     class Jobs {
-      @Locked('jobs', { waitMs: undefined, context: undefined })
+      @Locked('jobs', { waitMs: undefined, context: undefined, limit: undefined })
       async run(): Promise<string> {
         return 'ran';
       }

@@ -1,5 +1,5 @@
 import type { LockStore } from '@latch/core';
-import type { INestApplication, ModuleMetadata } from '@nestjs/common';
+import type { INestApplication, LoggerService, ModuleMetadata } from '@nestjs/common';
 import { afterEach, beforeEach } from 'vitest';
 import type { Backend } from './backends.js';
 import { startApp } from './nest.js';
@@ -8,8 +8,8 @@ import { startApp } from './nest.js';
 export interface Replicas {
   /** The store of this test's backend. */
   readonly store: LockStore;
-  /** Starts an application; it is closed after the test unless `stop` closed it before. */
-  start(metadata: ModuleMetadata): Promise<INestApplication>;
+  /** Starts an application (silent unless given a logger); it is closed after the test unless `stop` closed it before. */
+  start(metadata: ModuleMetadata, logger?: LoggerService): Promise<INestApplication>;
   /** Closes one application during the test, as when a replica goes down. */
   stop(app: INestApplication): Promise<void>;
 }
@@ -34,8 +34,8 @@ export function replicasOn(start: () => Promise<Backend>): Replicas {
       if (!backend) throw new Error('replicasOn(...).store is only there while a test runs');
       return backend.store;
     },
-    async start(metadata) {
-      const app = await startApp(metadata);
+    async start(metadata, logger) {
+      const app = await startApp(metadata, logger);
       running.add(app);
       return app;
     },
