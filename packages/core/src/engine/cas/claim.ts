@@ -40,14 +40,12 @@ export async function claimByVersion(
     };
     keepUnknownFields(record, current?.record);
     contender.writeIds?.add(record.writeId); // a settling claim that lands is ours to release
-    const condition: WriteCondition = current === null ? { absent: true } : { version: current.version };
-    const sentAt = parts.clock.time.monotonic();
-    contender.firstSentAt ??= sentAt;
-    const written = await writeResolved(
+    const { written, sentAt } = await sendClaim(
       parts,
       key,
+      current,
       record,
-      condition,
+      contender,
       (found) => found.holder?.lockId === contender.lockId,
       signal,
     );
@@ -67,6 +65,26 @@ export async function claimByVersion(
   }
   const latest = current === undefined ? await parts.read(key, signal) : current;
   return { lease: null, current: latest };
+}
+
+/**
+ * Sends a claim's write, conditional on `current` (created when null), counting the
+ * contender's lease from its first send.
+ */
+export async function sendClaim(
+  parts: CasParts,
+  key: string,
+  current: VersionedRecord | null,
+  record: LockRecord,
+  contender: Contender,
+  isOurs: (found: LockRecord) => boolean,
+  signal?: AbortSignal,
+): Promise<{ written: Awaited<ReturnType<typeof writeResolved>>; sentAt: number }> {
+  const condition: WriteCondition = current === null ? { absent: true } : { version: current.version };
+  const sentAt = parts.clock.time.monotonic();
+  contender.firstSentAt ??= sentAt;
+  const written = await writeResolved(parts, key, record, condition, isOurs, signal);
+  return { written, sentAt };
 }
 
 export async function claimInOneRequest(

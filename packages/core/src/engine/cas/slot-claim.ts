@@ -1,8 +1,7 @@
 import type { LockRecord, SlotHolder, VersionedRecord } from '../../contract/lock-record.js';
-import type { WriteCondition } from '../../contract/lock-store.js';
 import type { ClaimResult, Contender, LeaseState } from '../lease-engine.js';
+import { sendClaim } from './claim.js';
 import { newHolder, nextToken } from './own-lease.js';
-import { writeResolved } from './resolved-write.js';
 import { liveSlots, type SlotParts } from './slot-claimable.js';
 import { checkSameLimit, semaphoreRecord, slotOf, slotView } from './slot-records.js';
 
@@ -61,14 +60,12 @@ export async function claimSlot(
       parts.clock.time.randomId(),
     );
     contender.writeIds?.add(slot.writeId); // a settling claim that lands is ours to release
-    const condition: WriteCondition = current === null ? { absent: true } : { version: current.version };
-    const sentAt = parts.clock.time.monotonic();
-    contender.firstSentAt ??= sentAt;
-    const written = await writeResolved(
+    const { written, sentAt } = await sendClaim(
       parts,
       key,
+      current,
       record,
-      condition,
+      contender,
       (found) => slotOf(found, contender.lockId) !== undefined,
       signal,
     );
