@@ -15,8 +15,15 @@ export interface DelayBackoff {
 export interface JobLockOptions<DataType = unknown, ResultType = unknown, NameType extends string = string> {
   /** The Latch client whose store holds the job locks (one per process is enough). */
   client: LockClient;
-  /** Names the lock a job needs; jobs with the same key never run at the same time. `undefined` runs the job unlocked. */
+  /** Names the lock a job needs; jobs with the same key never run at the same time (no more than `limit` of them). `undefined` runs the job unlocked. */
   key: (job: Job<DataType, ResultType, NameType>) => string | undefined;
+  /**
+   * How many jobs of one key may run at once, across every worker and process (a whole number
+   * from 1 to 100; default 1). Each of them holds its own lock with its own fencing token; a job
+   * that finds all of them taken is handled as `onLocked` says. Every worker of a key must use
+   * the same limit.
+   */
+  limit?: number;
   /**
    * What happens when another job holds the key: `'delay'` (default) puts the job back in the
    * delayed set after a backoff without using an attempt; `'fail'` fails this attempt with a
@@ -39,6 +46,7 @@ export interface JobLockOptions<DataType = unknown, ResultType = unknown, NameTy
 export interface ResolvedJobLockOptions<DataType, ResultType, NameType extends string> {
   client: LockClient;
   key: (job: Job<DataType, ResultType, NameType>) => string | undefined;
+  limit: number;
   onLocked: OnLocked;
   leaseMs: number | undefined;
   heartbeatMs: number | undefined;
@@ -53,6 +61,7 @@ const WHERE = 'withLock(processor, options)';
 const JOB_LOCK_OPTIONS: Record<keyof JobLockOptions, true> = {
   client: true,
   key: true,
+  limit: true,
   onLocked: true,
   leaseMs: true,
   heartbeatMs: true,
@@ -93,7 +102,16 @@ export function resolveJobLockOptions<DataType, ResultType, NameType extends str
     throw new LockConfigError(`${WHERE} needs an options object with a client and a key function.`);
   }
   checkJobLockOptionKeys(WHERE, options);
-  const { client, key, onLocked = 'delay', leaseMs, heartbeatMs, maxDelays = 100, context } = options;
+  const {
+    client,
+    key,
+    limit = 1,
+    onLocked = 'delay',
+    leaseMs,
+    heartbeatMs,
+    maxDelays = 100,
+    context,
+  } = options;
   if (!isLockClient(client)) {
     throw new LockConfigError(
       `${WHERE}: options.client must be a LockClient from @latch/core (new LockClient({ store })), got ${describe(client)}.`,
@@ -104,6 +122,7 @@ export function resolveJobLockOptions<DataType, ResultType, NameType extends str
       `${WHERE}: options.key must be a function (job) => string | undefined naming the lock a job needs, got ${describe(key)}.`,
     );
   }
+  checkLimit(limit);
   if (onLocked !== 'delay' && onLocked !== 'fail') {
     throw new LockConfigError(
       `${WHERE}: options.onLocked must be 'delay' or 'fail', got ${describe(onLocked)}.`,
@@ -151,6 +170,7 @@ export function resolveJobLockOptions<DataType, ResultType, NameType extends str
   return {
     client,
     key,
+    limit,
     onLocked,
     leaseMs,
     heartbeatMs,
@@ -168,6 +188,19 @@ function isLockClient(value: unknown): value is LockClient {
     typeof candidate.inspect === 'function' &&
     typeof candidate.settings?.leaseMs === 'number'
   );
+}
+
+// The same bounds as core's `limit`, checked here too so that a bad value stops the worker at
+// start-up rather than failing its first job.
+const MAX_LIMIT = 100;
+
+function checkLimit(limit: unknown): void {
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw new LockConfigError(
+      `${WHERE}: options.limit must be a whole number from 1 to ${MAX_LIMIT} (how many jobs of one key may run at once), got ${describe(limit)}. ` +
+        'Leave it out for one job of a key at a time.',
+    );
+  }
 }
 
 function checkPositiveMs(name: string, value: unknown, why = ''): void {

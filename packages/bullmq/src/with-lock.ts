@@ -1,4 +1,4 @@
-import { type Lock, LockConfigError } from '@latch/core';
+import { type AcquireOptions, type Lock, type LockClient, LockConfigError } from '@latch/core';
 import type { Job, Processor } from 'bullmq';
 import { handleContention } from './contention.js';
 import { describe, type JobLockOptions, resolveJobLockOptions } from './options.js';
@@ -20,10 +20,11 @@ export type LockedProcessor<DataType = unknown, ResultType = unknown, NameType e
 ) => Promise<ResultType>;
 
 /**
- * Wraps `processor` so that jobs with the same `key(job)` never run at the same time, across
- * every worker and process that shares the lock store. The lock is taken with one try (never
- * holding a worker slot to wait), renewed while the job runs, and released when it ends.
- * A job that finds its key held goes back to the delayed set (or fails, with `onLocked: 'fail'`).
+ * Wraps `processor` so that jobs with the same `key(job)` never run at the same time (or no more
+ * than `limit` of them), across every worker and process that shares the lock store. The lock is
+ * taken with one try (never holding a worker slot to wait), renewed while the job runs, and
+ * released when it ends. A job that finds its key held (all `limit` slots taken) goes back to
+ * the delayed set (or fails, with `onLocked: 'fail'`).
  */
 export function withLock<DataType = unknown, ResultType = unknown, NameType extends string = string>(
   processor: LockedProcessor<DataType, ResultType, NameType>,
@@ -36,9 +37,12 @@ export function withLock<DataType = unknown, ResultType = unknown, NameType exte
   }
   const settings = resolveJobLockOptions(options);
   const acquireOptions = {
+    // Left out at 1, so that plain job locks ask core exactly what they always did.
+    ...(settings.limit > 1 && { limit: settings.limit }),
     ...(settings.leaseMs !== undefined && { leaseMs: settings.leaseMs }),
     ...(settings.heartbeatMs !== undefined && { heartbeatMs: settings.heartbeatMs }),
   };
+  checkWithClient(settings.client, acquireOptions);
 
   // Three parameters, so that BullMQ passes its cancellation signal.
   return async function lockedProcessor(job, token, signal) {
@@ -70,6 +74,20 @@ export function withLock<DataType = unknown, ResultType = unknown, NameType exte
     }
     return result;
   };
+}
+
+/**
+ * Core checks the options against the client and its store without a request (a `limit` the S3
+ * list strategy cannot keep, say), so such a mistake stops the worker at start-up rather than
+ * failing its first job.
+ */
+function checkWithClient(client: LockClient, acquireOptions: AcquireOptions): void {
+  try {
+    client.checkAcquireOptions(acquireOptions);
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code !== 'LOCK_CONFIG') throw error;
+    throw new LockConfigError(`withLock(processor, options): ${(error as Error).message}`);
+  }
 }
 
 // By code rather than class, so that two installed copies of @latch/core still agree.

@@ -4,6 +4,7 @@ import { type RedisServer, type S3Server, startRedis, startS3Server } from '@lat
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type ExportJob, startExportWorker } from '../examples/export-worker.js';
 import { type InvoiceJob, startInvoiceWorker } from '../examples/invoice-worker.js';
 import { until } from './helpers/until.js';
 
@@ -78,6 +79,78 @@ describe('README example', () => {
       });
       expect(overlaps).toEqual([]);
       expect(sideBySide).toBe(true);
+    } finally {
+      await worker.close();
+      await queue.close();
+      connection.disconnect();
+      s3Client.destroy();
+    }
+  }, 90_000);
+});
+
+describe('README limit example', () => {
+  test('README shows export-worker.ts exactly as tested', () => {
+    expect(readme).toContain(example('export-worker.ts'));
+  });
+
+  test('exports of one tenant run two at a time, never three, each with its own fencing token', async () => {
+    const s3Client = new S3Client(s3.clientConfig());
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const tenants = ['acme', 'acme', 'acme', 'acme', 'acme', 'globex', 'globex', 'initech'];
+    const jobsOf = (tenant: string) => tenants.filter((name) => name === tenant).length;
+    const inside = new Map<string, number>();
+    const mostInside = new Map<string, number>();
+    const turnedAway = new Set<string>();
+    const worker = startExportWorker(connection, s3Client, 'locks', async (exportId, _token, signal) => {
+      const tenant = exportId.split('-')[0]!;
+      inside.set(tenant, (inside.get(tenant) ?? 0) + 1);
+      mostInside.set(tenant, Math.max(mostInside.get(tenant) ?? 0, inside.get(tenant)!));
+      // A tenant's first exports keep their slots until a second one runs beside them and, when
+      // the tenant has more, another was turned away to the delayed set: one at a time never
+      // gets there, and three at a time lets the third in instead of turning it away.
+      await until(
+        `two ${tenant} exports ran at once and another was delayed`,
+        async () => {
+          if (jobsOf(tenant) > 2 && (await queue.getDelayed()).some((job) => job.data.tenantId === tenant))
+            turnedAway.add(tenant);
+          return (
+            (mostInside.get(tenant) ?? 0) >= Math.min(2, jobsOf(tenant)) &&
+            (jobsOf(tenant) <= 2 || turnedAway.has(tenant))
+          );
+        },
+        20_000,
+      );
+      signal.throwIfAborted();
+      inside.set(tenant, inside.get(tenant)! - 1);
+    });
+    const queue = new Queue<ExportJob>('exports', { connection: { url: redis.url } });
+    try {
+      const jobs = await queue.addBulk(
+        tenants.map((tenantId, n) => ({ name: 'export', data: { tenantId, exportId: `${tenantId}-${n}` } })),
+      );
+      await until(
+        'every export was built',
+        async () => {
+          const [failed] = await queue.getFailed(0, 0);
+          if (failed) throw new Error(`export job failed: ${failed.failedReason}`);
+          return (await queue.getCompletedCount()) === jobs.length;
+        },
+        60_000,
+      );
+      expect(Object.fromEntries(mostInside)).toEqual({ acme: 2, globex: 2, initech: 1 });
+      // Every export held a lock of its own: a tenant's tokens are all different.
+      const tokens: Record<string, number[]> = {};
+      for (const job of await queue.getCompleted()) {
+        const [, exportId, token, key] = /^built (\S+) as #(\d+) of (\S+)$/.exec(job.returnvalue)!;
+        expect(key).toBe(`tenant/${exportId!.split('-')[0]}`);
+        tokens[key!] = [...(tokens[key!] ?? []), Number(token)];
+      }
+      for (const list of Object.values(tokens)) list.sort((x, y) => x - y);
+      expect(tokens).toEqual({
+        'tenant/acme': [1, 2, 3, 4, 5],
+        'tenant/globex': [1, 2],
+        'tenant/initech': [1],
+      });
     } finally {
       await worker.close();
       await queue.close();

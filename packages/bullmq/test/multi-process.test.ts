@@ -15,6 +15,8 @@ interface JobEvent {
   key: string | undefined;
   worker: string;
   fencingToken: number | null;
+  /** On a start: how many jobs of its key were inside at that moment, this one included. */
+  inside?: number;
   at: number;
 }
 
@@ -120,6 +122,68 @@ describe('two worker processes with concurrency 4', () => {
           expect(next.fencingToken).toBeGreaterThan(previous.fencingToken);
         }
       }
+    } finally {
+      await queue.close();
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 150_000);
+});
+
+describe('limit 2: two worker processes with concurrency 8', () => {
+  test('90 jobs over 3 keys: at most 2 of a key at once, 2 reached, all complete, contention uses no attempts', async () => {
+    const queueName = 'tenants';
+    const limit = 2;
+    const [a, b] = await Promise.all([
+      startWorker(workerConfig('a', queueName, { style: 'withLock', concurrency: 8, limit })),
+      startWorker(workerConfig('b', queueName, { style: 'LockedWorker', concurrency: 8, limit })),
+    ]);
+    const queue = new Queue(queueName, { connection: { url: redis.url } });
+    try {
+      const keys = ['tenant/1', 'tenant/2', 'tenant/3'];
+      await queue.addBulk(
+        Array.from({ length: 90 }, (_, n) => ({
+          name: 'export',
+          data: { key: keys[n % keys.length], workMs: 150 + (n % 5) * 50 },
+          opts: { attempts: 1 },
+        })),
+      );
+
+      await until(
+        'all 90 jobs completed',
+        async () => {
+          const counts = await queue.getJobCounts('completed', 'failed');
+          if (counts.failed) {
+            const [failed] = await queue.getFailed(0, 0);
+            throw new Error(`a job failed: ${failed?.failedReason}\n${a.stderr()}${b.stderr()}`);
+          }
+          return counts.completed === 90;
+        },
+        120_000,
+      );
+
+      // 16 worker slots for 6 lock slots: jobs over the limit were delayed, and no delay used an attempt.
+      const jobs = await queue.getCompleted(0, -1);
+      expect(jobs).toHaveLength(90);
+      expect(jobs.map((job) => job.attemptsMade)).toEqual(Array(90).fill(1));
+      const delays = jobs.reduce((sum, job) => sum + job.attemptsStarted - 1, 0);
+      expect(delays, 'jobs over the limit were delayed').toBeGreaterThan(0);
+
+      const recorded = await events(queueName);
+      expect(new Set(recorded.map((event) => event.worker))).toEqual(new Set(['a', 'b']));
+      // The workers' own check: no job ever found more than `limit` of its key inside.
+      expect(await recorder.lrange(`${queueName}:violations`, 0, -1)).toEqual([]);
+      const mostInside: Record<string, number> = {};
+      for (const key of keys) {
+        const starts = recorded.filter((event) => event.key === key && event.type === 'start');
+        expect(starts).toHaveLength(30);
+        mostInside[key] = Math.max(...starts.map((start) => start.inside!));
+        // Every run held a lock of its own: 30 runs, 30 different fencing tokens.
+        expect(new Set(starts.map((start) => start.fencingToken)).size, `${key}: fencing tokens`).toBe(30);
+      }
+      for (const key of keys)
+        expect(mostInside[key], `${key}: jobs inside at once`).toBeLessThanOrEqual(limit);
+      // The limit was really used: a wrapper that ran one job of a key at a time would fail here.
+      expect(Math.max(...Object.values(mostInside)), JSON.stringify(mostInside)).toBe(limit);
     } finally {
       await queue.close();
       await Promise.all([a.stop(), b.stop()]);

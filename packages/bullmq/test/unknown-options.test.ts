@@ -50,6 +50,8 @@ describe('withLock and LockedWorker refuse a misspelled option at start-up, befo
       { waitMs: 1000 },
       `${W}: unknown option waitMs; a job lock never waits (it takes one try, so no worker slot is held waiting); a contended job is delayed, see onLocked and backoff.`,
     ],
+    ['withLock: limits', viaWithLock, { limits: 2 }, `${W}: unknown option limits; did you mean limit?`],
+    ['LockedWorker: Limit', viaLockedWorker, { Limit: 2 }, `${L}: unknown option Limit; did you mean limit?`],
     [
       'LockedWorker: heartbeatMS',
       viaLockedWorker,
@@ -77,6 +79,7 @@ describe('withLock and LockedWorker refuse a misspelled option at start-up, befo
       withLock(processor, {
         client,
         key,
+        limit: undefined,
         leaseMs: undefined,
         backoff: { baseMs: undefined },
         context: undefined,

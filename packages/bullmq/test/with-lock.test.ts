@@ -1,5 +1,5 @@
 import { S3Client } from '@aws-sdk/client-s3';
-import { type Lock, LockClient, LockConfigError, LockLostError, s3Store } from '@latch/core';
+import { type Lock, LockClient, LockConfigError, LockLostError, s3ListStore, s3Store } from '@latch/core';
 import { type RedisServer, type S3Server, startRedis, startS3Server } from '@latch/testing';
 import { type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -291,6 +291,96 @@ describe('a job whose key is held', () => {
   });
 });
 
+describe('a job with a limit', () => {
+  test('runs beside other holders while a slot is free, is delayed without an attempt when none is', async () => {
+    // Two holders outside the queue, with the same limit the worker uses.
+    const others = lockClient('someone-else');
+    const first = await others.tryAcquire('tenant/1', { limit: 2 });
+    let runs = 0;
+    const { queue } = startQueue(
+      async (_job, { lock }) => {
+        runs++;
+        return lock!.fencingToken;
+      },
+      { limit: 2 },
+    );
+    // One slot of two is taken: the job runs at once, beside the holder.
+    const beside = await finished(queue, await queue.add('beside', { key: 'tenant/1' }, { attempts: 1 }));
+    expect(beside.returnvalue).toBe(2);
+    expect(beside.attemptsStarted).toBe(1);
+
+    const second = await others.tryAcquire('tenant/1', { limit: 2 });
+    expect(second).not.toBeNull();
+    const job = await queue.add('over', { key: 'tenant/1' }, { attempts: 1 });
+    const delayed = await until('the job was delayed twice', async () => {
+      const current = await queue.getJob(job.id!);
+      return current && current.attemptsStarted >= 3 ? current : undefined;
+    });
+    expect(runs).toBe(1);
+    expect(delayed.attemptsMade).toBe(0);
+    await first!.release();
+    const done = await finished(queue, job);
+    expect(runs).toBe(2);
+    expect(done.returnvalue).toBe(4);
+    expect(done.attemptsMade).toBe(1);
+    await second!.release();
+  });
+
+  test("fails the attempt with a semaphore's LockTimeoutError with onLocked: 'fail'", async () => {
+    const others = lockClient('someone-else');
+    const holders = [
+      await others.tryAcquire('tenant/3', { limit: 2, context: 'big export' }),
+      await others.tryAcquire('tenant/3', { limit: 2, context: 'big export' }),
+    ];
+    cleanups.push(() => Promise.all(holders.map((holder) => holder!.release())));
+    let runs = 0;
+    const { queue } = startQueue(
+      async () => {
+        runs++;
+      },
+      { limit: 2, onLocked: 'fail' },
+    );
+    const failed = await finished(queue, await queue.add('eager', { key: 'tenant/3' }, { attempts: 1 }));
+    expect(runs).toBe(0);
+    expect(failed.attemptsMade).toBe(1);
+    expect(failed.failedReason).toMatch(
+      /a slot of "tenant\/3": all 2 stayed taken, one of them by big export/,
+    );
+  });
+
+  test('fails when the key is held with another limit, naming both', async () => {
+    const holder = await lockClient('old-deploy').tryAcquire('tenant/4', { limit: 3 });
+    cleanups.push(() => holder!.release());
+    let runs = 0;
+    const { queue } = startQueue(
+      async () => {
+        runs++;
+      },
+      { limit: 2 },
+    );
+    const failed = await finished(queue, await queue.add('mixed', { key: 'tenant/4' }, { attempts: 1 }));
+    expect(runs).toBe(0);
+    expect(failed.failedReason).toMatch(
+      /^Lock "tenant\/4" is held with limit 3, and this call asked for limit 2\. Every holder of one key must use the same limit/,
+    );
+  });
+
+  test('fails for good after maxDelays re-delays, naming the limit', async () => {
+    const others = lockClient('someone-else');
+    const holders = [
+      await others.tryAcquire('tenant/2', { limit: 2, context: 'big export' }),
+      await others.tryAcquire('tenant/2', { limit: 2, context: 'big export' }),
+    ];
+    cleanups.push(() => Promise.all(holders.map((holder) => holder!.release())));
+    const { queue } = startQueue(async () => 'never', { limit: 2, maxDelays: 1 });
+    const failed = await finished(queue, await queue.add('patient', { key: 'tenant/2' }, { attempts: 3 }));
+    expect(failed.failedReason).toMatch(
+      /^Lock "tenant\/2" still had all 2 slots \(limit: 2\) taken after this job had been delayed 1 times \(maxDelays: 1\), last held by big export\. /,
+    );
+    expect(failed.attemptsMade).toBe(1);
+  });
+});
+
 describe('unlocked jobs', () => {
   test('run in parallel without touching the lock store', async () => {
     s3.resetRequestLog();
@@ -348,6 +438,17 @@ describe('LockedWorker', () => {
     expect(leaseMs).toBeLessThan(10_000);
   });
 
+  test('with a bad limit: a LockConfigError at once, before the worker connects', () => {
+    const client = lockClient('worker');
+    const create = () =>
+      new LockedWorker('q', async () => 1, {
+        connection: { host: '127.0.0.1', port: 1 },
+        lock: { client, key: () => 'k', limit: 500 },
+      });
+    expect(create).toThrow(LockConfigError);
+    expect(create).toThrow(/options.limit must be a whole number from 1 to 100 .*, got 500\./);
+  });
+
   test('without lock options: a LockConfigError at once', () => {
     expect(() => new LockedWorker('q', async () => 1, { connection: {} } as never)).toThrow(
       /needs options.lock: \{ client, key \}/,
@@ -386,6 +487,19 @@ describe('bad input', () => {
     ],
     ['fractional maxDelays', { client, key: () => 'k', maxDelays: 1.5 }, /maxDelays must be a whole number/],
     [
+      'limit 0',
+      { client, key: () => 'k', limit: 0 },
+      /options.limit must be a whole number from 1 to 100 .*, got 0\./,
+    ],
+    ['fractional limit', { client, key: () => 'k', limit: 1.5 }, /options.limit must be .*, got 1.5\./],
+    ['limit over 100', { client, key: () => 'k', limit: 101 }, /options.limit must be .*, got 101\./],
+    ['limit as a string', { client, key: () => 'k', limit: '2' }, /options.limit must be .*, got "2"\./],
+    [
+      'infinite limit',
+      { client, key: () => 'k', limit: Infinity },
+      /options.limit must be .*, got Infinity\./,
+    ],
+    [
       'context not a function',
       { client, key: () => 'k', context: 'job' },
       /options.context must be a function/,
@@ -400,6 +514,17 @@ describe('bad input', () => {
     expect(() => withLock('process.js' as never, { client, key: () => 'k' })).toThrow(
       /needs a processor function/,
     );
+  });
+
+  test('a limit the store cannot keep, found by core before any request', () => {
+    const listClient = new LockClient({ store: s3ListStore({ client: new S3Client({}), bucket: 'unused' }) });
+    const create = () => withLock(processor, { client: listClient, key: () => 'k', limit: 2 });
+    expect(create).toThrow(LockConfigError);
+    expect(create).toThrow(
+      /^withLock\(processor, options\): limit 2 is not available with the S3 list strategy/,
+    );
+    // A plain job lock still works there.
+    expect(withLock(processor, { client: listClient, key: () => 'k' })).toBeTypeOf('function');
   });
 
   test('a fail-closed client without a finite leaseMs', () => {

@@ -13,6 +13,8 @@ export interface WorkerProcessConfig {
   leaseMs: number;
   lockDuration: number;
   stalledInterval: number;
+  /** withLock's `limit` (left out: one job of a key at a time). */
+  limit?: number;
 }
 
 export interface WorkerProcess {

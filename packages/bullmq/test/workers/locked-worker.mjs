@@ -1,6 +1,7 @@
 // A BullMQ worker process for the multi-process tests: it runs jobs under @latch/bullmq
 // (imported from the built package) with locks in the test's S3 server, and records when each
-// job starts and ends in Redis so the test can check that jobs of one key never overlap.
+// job starts and ends in Redis so the test can check that jobs of one key never overlap (or, with
+// a `limit`, that no more than `limit` of them run at once).
 import { S3Client } from '@aws-sdk/client-s3';
 import { LockedWorker, withLock } from '@latch/bullmq';
 import { LockClient, s3Store } from '@latch/core';
@@ -27,11 +28,12 @@ const record = (event) =>
 async function processJob(job, { lock, signal }) {
   const key = job.data.key;
   const fencingToken = lock?.fencingToken ?? null;
-  // Clock-free overlap check: more than one job of a key inside at once is a violation.
+  // Clock-free overlap check: more than `limit` jobs of a key inside at once is a violation.
+  // `inside` counts this job too, across every process, so the test can see how many ran at once.
   const inside = key ? await recorder.incr(`${config.queue}:inside:${key}`) : 0;
-  if (inside > 1)
+  if (inside > (config.limit ?? 1))
     await recorder.rpush(`${config.queue}:violations`, `${job.id} found ${inside} inside ${key}`);
-  await record({ type: 'start', job: job.id, key, worker: config.name, fencingToken });
+  await record({ type: 'start', job: job.id, key, worker: config.name, fencingToken, inside });
   if (job.data.hangOn === config.name) await new Promise(() => {}); // stands for a worker that dies mid-job
   await new Promise((resolve) => setTimeout(resolve, job.data.workMs ?? 0));
   signal.throwIfAborted();
@@ -43,6 +45,7 @@ async function processJob(job, { lock, signal }) {
 const lockOptions = {
   client: locks,
   key: (job) => job.data.key,
+  ...(config.limit !== undefined && { limit: config.limit }),
   leaseMs: config.leaseMs,
   backoff: { baseMs: 50, maxMs: 400 },
   maxDelays: Number.POSITIVE_INFINITY,
