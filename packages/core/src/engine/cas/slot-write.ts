@@ -31,7 +31,9 @@ export async function writeOwnSlot(
     // jitter so this write gets its turn instead of racing them in step.
     if (attempt >= 2) {
       const { time } = parts.clock;
-      await sleep(time, backoffMs(parts.retry, Math.min(attempt - 2, 5), time.random), signal);
+      // Kept alive: a caller may be awaiting this release as the last thing its process does.
+      const pauseMs = backoffMs(parts.retry, Math.min(attempt - 2, 5), time.random);
+      await sleep(time, pauseMs, signal, { keepAlive: true });
     }
     // This client may have written or read the record since this lease did (another local
     // holder's claim or release): start from that, saving a refused write and a read.
