@@ -4,7 +4,7 @@ import { formatReport } from './report/format-report.js';
 import { writeResults } from './report/write-results.js';
 import { runBench } from './run-bench.js';
 import { QUIET_SDK_ENV } from './run-workers.js';
-import { subjectInfo } from './subjects/catalog.js';
+import { judgeRun } from './verdict.js';
 
 // `pnpm bench`: runs every scenario, prints one table per scenario, writes the results.
 Object.assign(process.env, QUIET_SDK_ENV);
@@ -33,15 +33,11 @@ const out = options.out ?? fileURLToPath(new URL('../results/', import.meta.url)
 const written = await writeResults(results, out);
 console.log(`\nWrote ${written.json} and ${written.chart}`);
 
-// A crashed run, or an overlap in Latch itself, fails the bench: a fast wrong result must not pass.
-const rows = Object.values(results.scenarios).flat();
-const failed = rows.filter((row) => row.status === 'failed');
-const ourOverlaps = rows.filter((row) => row.status === 'invalid' && subjectInfo(row.subject).ours);
-const peerOverlaps = rows.filter((row) => row.status === 'invalid' && !subjectInfo(row.subject).ours);
-for (const row of peerOverlaps) console.error(`WARNING: ${row.subject} overlapped: ${row.note}`);
-if (failed.length > 0 || ourOverlaps.length > 0) {
-  for (const row of [...failed, ...ourOverlaps])
-    console.error(`FAILED: ${row.subject}: ${row.status}: ${row.note}`);
+// A crashed run, or Latch itself invalid (an overlap, a semaphore over its limit), fails the bench.
+const verdict = judgeRun(results);
+for (const row of verdict.peerInvalid) console.error(`WARNING: ${row.subject} was invalid: ${row.note}`);
+if (verdict.failures.length > 0) {
+  for (const row of verdict.failures) console.error(`FAILED: ${row.subject}: ${row.status}: ${row.note}`);
   process.exit(1);
 }
 process.exit(0);

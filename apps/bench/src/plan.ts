@@ -4,6 +4,31 @@ export interface BenchPlan {
   handoff: { processes: number; contenders: number; holdMs: number; windowMs: number };
   manyKeys: { workers: number; keys: number; windowMs: number };
   renewal: { locks: number; settleMs: number; windowMs: number };
+  semaphore: {
+    /** The limit measured beside limit 1 (today's lock). */
+    limit: number;
+    /** Uncontended: cycles per way of acquiring, after warm-up cycles, each way stopped early after maxMs. */
+    cycles: number;
+    warmupCycles: number;
+    maxMs: number;
+    /** Keys taken together by acquireAll. */
+    keysTogether: number;
+    /** Contended: as the hand-off scenario, on one key, once with limit 1 and once with `limit`. */
+    processes: number;
+    contenders: number;
+    holdMs: number;
+    windowMs: number;
+    /**
+     * Renewal: `holders` places held with limit 1 (as many keys) and with `renewalLimit`
+     * (holders / renewalLimit keys), leases of `leaseMs` so that renewals come often, counted
+     * over `renewalWindowMs` after `settleMs`.
+     */
+    holders: number;
+    renewalLimit: number;
+    leaseMs: number;
+    settleMs: number;
+    renewalWindowMs: number;
+  };
 }
 
 export const FULL_PLAN: BenchPlan = {
@@ -12,6 +37,23 @@ export const FULL_PLAN: BenchPlan = {
   manyKeys: { workers: 32, keys: 1_000, windowMs: 5_000 },
   // A full minute, so every library's renewal period fits in whole: requests per minute are counted, not extrapolated.
   renewal: { locks: 100, settleMs: 1_000, windowMs: 60_000 },
+  // 100 cycles per way of acquiring (5 ways) and 4 s windows keep the scenario near a minute and a half.
+  semaphore: {
+    limit: 3,
+    cycles: 100,
+    warmupCycles: 5,
+    maxMs: 12_000,
+    keysTogether: 2,
+    processes: 2,
+    contenders: 8,
+    holdMs: 5,
+    windowMs: 4_000,
+    holders: 30,
+    renewalLimit: 10,
+    leaseMs: 6_000,
+    settleMs: 500,
+    renewalWindowMs: 4_000,
+  },
 };
 
 export const QUICK_PLAN: BenchPlan = {
@@ -19,4 +61,20 @@ export const QUICK_PLAN: BenchPlan = {
   handoff: { processes: 2, contenders: 8, holdMs: 5, windowMs: 1_500 },
   manyKeys: { workers: 32, keys: 1_000, windowMs: 1_500 },
   renewal: { locks: 100, settleMs: 200, windowMs: 3_000 },
+  semaphore: {
+    limit: 3,
+    cycles: 20,
+    warmupCycles: 3,
+    maxMs: 5_000,
+    keysTogether: 2,
+    processes: 2,
+    contenders: 8,
+    holdMs: 5,
+    windowMs: 1_500,
+    holders: 30,
+    renewalLimit: 10,
+    leaseMs: 6_000,
+    settleMs: 200,
+    renewalWindowMs: 2_500,
+  },
 };

@@ -1,9 +1,16 @@
 import type { RequestCounts } from './counting/request-tally.js';
+import type { OverLimit } from './holders.js';
 import type { Overlap } from './overlap.js';
 import type { SubjectId, SubjectInfo } from './subjects/catalog.js';
 
-export type ScenarioId = 'uncontended' | 'handoff' | 'many-keys' | 'renewal';
-export const SCENARIO_IDS: readonly ScenarioId[] = ['uncontended', 'handoff', 'many-keys', 'renewal'];
+export type ScenarioId = 'uncontended' | 'handoff' | 'many-keys' | 'renewal' | 'semaphore';
+export const SCENARIO_IDS: readonly ScenarioId[] = [
+  'uncontended',
+  'handoff',
+  'many-keys',
+  'renewal',
+  'semaphore',
+];
 
 /**
  * ok: measured; invalid: two holders overlapped, so the numbers mean nothing; failed: the
@@ -76,6 +83,89 @@ export interface RenewalRow extends RowBase {
   perMinuteByOp?: Record<string, number>;
 }
 
+/** One way of taking and giving back a key in the uncontended semaphore cycles. */
+export interface SemaphoreCycleStats {
+  /** What was done: "limit 1 (today's lock)", "limit 3", "acquireAll, 2 keys", ... */
+  label: string;
+  limit: number;
+  /** Keys taken together (acquireAll); 1 = acquire. */
+  keys: number;
+  /** Clients taking turns on the key: with 2, each acquire follows the other client's writes. */
+  clients: number;
+  cycles: number;
+  acquireP50Ms: number;
+  acquireP99Ms: number;
+  releaseP50Ms: number;
+  releaseP99Ms: number;
+  requestsPerAcquire: number;
+  requestsPerRelease: number;
+  acquireRequests: RequestCounts;
+  releaseRequests: RequestCounts;
+  /** US$ per million acquire + release cycles at AWS list prices (null: no per-request price). */
+  usdPerMillionCycles: number | null;
+}
+
+/** Acquisitions that began while `limit` others already held the key. */
+export interface LimitReport {
+  /** Most holders of one key seen at the same moment. */
+  maxHolders: number;
+  /** How many acquisitions took the key beyond its limit (0 for a correct run). */
+  count: number;
+  /** The first few, for the record. */
+  examples: OverLimit[];
+}
+
+/** Contenders on one key with one limit, in the semaphore scenario. */
+export interface SemaphoreContentionStats {
+  /** ok, or invalid when more than `limit` held the key at once. */
+  status: 'ok' | 'invalid';
+  note?: string;
+  limit: number;
+  processes: number;
+  contenders: number;
+  holdMs: number;
+  windowMs: number;
+  acquisitions: number;
+  acquisitionsPerSec: number;
+  /** What `limit` holders each holding `holdMs` could do at most: limit × 1000 / holdMs per second. */
+  physicalLimitPerSec: number;
+  /** Waits of every contender: completed acquisitions, and those still waiting at the end (so far). */
+  p50WaitMs: number;
+  p99WaitMs: number;
+  maxWaitMs: number;
+  requestsPerAcquisition: number;
+  requests: RequestCounts;
+  /** Acquisitions per process. */
+  perProcess: number[];
+  releaseErrors: number;
+  /** CPU the worker processes spent per acquisition, in ms. */
+  clientCpuMsPerAcquisition: number;
+  holders: LimitReport;
+}
+
+/** Holders renewing their leases, in the semaphore scenario: `holders` places over holders / limit keys. */
+export interface SemaphoreRenewalStats {
+  limit: number;
+  holders: number;
+  keys: number;
+  leaseMs: number;
+  windowMs: number;
+  /** Renewals that landed during the window. */
+  renewals: number;
+  /** Leases lost from acquiring to the window's end (0 for a healthy run). */
+  lost: number;
+  requestsPerRenewal: number;
+  requests: RequestCounts;
+  requestsPerMinute: number;
+}
+
+/** Scenario 6: what `limit` costs, for one subject. */
+export interface SemaphoreRow extends RowBase {
+  cycles?: SemaphoreCycleStats[];
+  contention?: SemaphoreContentionStats[];
+  renewal?: SemaphoreRenewalStats[];
+}
+
 export interface CostRow extends RowBase {
   /** US$ per million uncontended acquire + release cycles. */
   usdPerMillionCycles?: number | null;
@@ -106,6 +196,7 @@ export interface BenchResults {
     'many-keys'?: ManyKeysRow[];
     renewal?: RenewalRow[];
     cost?: CostRow[];
+    semaphore?: SemaphoreRow[];
   };
   targets: TargetCheck[];
 }

@@ -9,6 +9,7 @@ import { measureHandoff } from './scenarios/handoff.js';
 import { measureManyKeys } from './scenarios/many-keys.js';
 import { measureRenewal } from './scenarios/renewal.js';
 import { firstLine, type ScenarioContext } from './scenarios/scenario-context.js';
+import { measureSemaphore } from './scenarios/semaphore.js';
 import { measureUncontended } from './scenarios/uncontended.js';
 import { SUBJECTS, type SubjectId, type SubjectInfo, subjectInfo } from './subjects/catalog.js';
 import { checkTargets } from './targets.js';
@@ -73,6 +74,9 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchResu
           scenarios.renewal = await measureRenewal(ctx, selected);
           break;
         }
+        case 'semaphore':
+          scenarios.semaphore = await each(scenario, (subject) => measureSemaphore(ctx, subject));
+          break;
       }
     }
   } finally {

@@ -4,7 +4,7 @@ import type { HoldInterval } from './overlap.js';
 import type { SubjectId } from './subjects/catalog.js';
 
 /** What one worker process is asked to do: one scenario, one subject. */
-export type WorkerTask = UncontendedTask | ContentionTask | RenewalTask;
+export type WorkerTask = UncontendedTask | ContentionTask | RenewalTask | SemaphoreCyclesTask;
 
 interface TaskBase {
   subject: SubjectId;
@@ -23,7 +23,9 @@ export interface UncontendedTask extends TaskBase {
 
 /** Contenders looping acquire / hold / release until the window closes (hand-off, many keys). */
 export interface ContentionTask extends TaskBase {
-  scenario: 'handoff' | 'many-keys';
+  scenario: 'handoff' | 'many-keys' | 'semaphore';
+  /** Acquire with this limit through the subject's semaphore client (the semaphore scenario only). */
+  limit?: number;
   contenders: number;
   /** Number of keys to pick from at random (1 = everyone on one key). */
   keys: number;
@@ -35,9 +37,33 @@ export interface ContentionTask extends TaskBase {
 export interface RenewalTask extends TaskBase {
   scenario: 'renewal';
   locks: number;
+  /**
+   * The semaphore scenario's renewal part: hold `locks` places through the subject's semaphore
+   * client, `limit` on each key (so locks / limit keys), with leases of `leaseMs`.
+   */
+  semaphore?: { limit: number; leaseMs: number };
   /** Pause after acquiring all locks, before counting starts. */
   settleMs: number;
   windowMs: number;
+}
+
+/** One way of taking and giving back a key, cycled uncontended in the semaphore scenario. */
+export interface SemaphoreCycleMode {
+  label: string;
+  limit: number;
+  /** Keys taken together by acquireAll (limit 1 each); 1 = acquire. */
+  keys: number;
+  /** Clients taking turns: with 2, each acquire follows the other client's release. */
+  clients: number;
+}
+
+export interface SemaphoreCyclesTask extends TaskBase {
+  scenario: 'semaphore-cycles';
+  modes: SemaphoreCycleMode[];
+  cycles: number;
+  warmupCycles: number;
+  /** Stop a mode early after this long, with the cycles done so far. */
+  maxMs: number;
 }
 
 /** One completed acquisition, with how long the contender waited for it. */
@@ -53,7 +79,7 @@ export interface UncontendedOutput {
 }
 
 export interface ContentionOutput {
-  scenario: 'handoff' | 'many-keys';
+  scenario: 'handoff' | 'many-keys' | 'semaphore';
   acquisitions: Acquisition[];
   /** How long each contender still waiting when the window closed had waited by then. */
   unfinishedWaitsMs: number[];
@@ -70,9 +96,27 @@ export interface RenewalOutput {
   requests: RequestCounts;
   windowMs: number;
   held: number;
+  /** Renewals that landed during the window, when the client counts them (semaphore clients). */
+  renewals?: number;
+  /** Leases lost from acquiring to the window's end, when the client counts them. */
+  lost?: number;
 }
 
-export type WorkerOutput = UncontendedOutput | ContentionOutput | RenewalOutput;
+/** What one mode of the semaphore cycles measured: acquire and release apart. */
+export interface SemaphoreModeOutput {
+  mode: SemaphoreCycleMode;
+  acquireMs: number[];
+  releaseMs: number[];
+  acquireRequests: RequestCounts;
+  releaseRequests: RequestCounts;
+}
+
+export interface SemaphoreCyclesOutput {
+  scenario: 'semaphore-cycles';
+  modes: SemaphoreModeOutput[];
+}
+
+export type WorkerOutput = UncontendedOutput | ContentionOutput | RenewalOutput | SemaphoreCyclesOutput;
 
 /** Parent to worker. `startAt` / `endAt` are on the shared monotonic clock (clock.ts). */
 export type ToWorker = { type: 'task'; task: WorkerTask } | { type: 'go'; startAt: number; endAt: number };

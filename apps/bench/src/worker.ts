@@ -1,5 +1,7 @@
 import { performContention } from './scenarios/contention-loop.js';
 import { performRenewal } from './scenarios/renewal.js';
+import { performSemaphoreContention } from './scenarios/semaphore-contention.js';
+import { performSemaphoreCycles } from './scenarios/semaphore-cycles.js';
 import { performUncontended } from './scenarios/uncontended.js';
 import type { LockSubject } from './subjects/lock-subject.js';
 import { openSubject } from './subjects/open-subject.js';
@@ -29,6 +31,10 @@ function perform(
       return performContention(subject, task, go);
     case 'renewal':
       return performRenewal(subject, task);
+    case 'semaphore':
+      return performSemaphoreContention(subject, task, go);
+    case 'semaphore-cycles':
+      return performSemaphoreCycles(subject, task);
   }
 }
 

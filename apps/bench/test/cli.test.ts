@@ -26,7 +26,7 @@ describe('command line', () => {
   test('says what was wrong and what is accepted', () => {
     expect(() => parseCliOptions(['--fast'])).toThrow('Unknown option "--fast".');
     expect(() => parseCliOptions(['--scenarios', 'handof'])).toThrow(
-      '--scenarios: unknown "handof"; choose from uncontended, handoff, many-keys, renewal.',
+      '--scenarios: unknown "handof"; choose from uncontended, handoff, many-keys, renewal, semaphore.',
     );
     expect(() => parseCliOptions(['--subjects', 'etcd'])).toThrow(
       /--subjects: unknown "etcd"; choose from latch-memory, /,

@@ -2,6 +2,8 @@ import { PRICES } from '../prices.js';
 import type { BenchResults, RowBase } from '../results.js';
 import type { SubjectId, SubjectInfo } from '../subjects/catalog.js';
 import { advantage, formatDollars, formatNumber } from './format-number.js';
+import { semaphoreTables } from './semaphore-tables.js';
+import { perOp, statusCells } from './table-cells.js';
 import { textTable } from './text-table.js';
 
 type Scenarios = BenchResults['scenarios'];
@@ -25,6 +27,7 @@ export function formatReport(results: BenchResults): string {
   if (s.renewal) parts.push(renewalTable(subjects, s));
   if (s.cost) parts.push(costTable(subjects, s));
   parts.push(RATIO_LEGEND);
+  if (s.semaphore) parts.push(...semaphoreTables(subjects, s.semaphore));
   if (results.targets.length > 0) {
     parts.push(
       `Targets (reported, not asserted)\n${textTable(
@@ -36,12 +39,6 @@ export function formatReport(results: BenchResults): string {
   return parts.join('\n\n');
 }
 
-/** Cells for a row whose status is not ok: the status and its note instead of numbers. */
-function statusCells(row: RowBase | undefined, columns: number): string[] {
-  const text = row ? `${row.status.toUpperCase()}: ${row.note ?? ''}` : 'not run';
-  return [text, ...Array<string>(columns - 1).fill('')];
-}
-
 function rowFor<Row extends RowBase>(
   rows: readonly Row[] | undefined,
   id: SubjectId | undefined,
@@ -51,13 +48,6 @@ function rowFor<Row extends RowBase>(
 
 function referenceOf(subject: SubjectInfo): SubjectId | undefined {
   return subject.ours ? undefined : subject.comparedTo;
-}
-
-function perOp(byOp: Record<string, number> | undefined, units: number | undefined): string {
-  if (!byOp || !units) return '';
-  return Object.entries(byOp)
-    .map(([op, count]) => `${op} ${formatNumber(count / units, 2)}`)
-    .join(', ');
 }
 
 function uncontendedTable(subjects: readonly SubjectInfo[], s: Scenarios): string {

@@ -7,28 +7,52 @@ import { sleep } from '../sleep.js';
 import { round } from '../stats.js';
 import type { SubjectInfo } from '../subjects/catalog.js';
 import type { LockSubject } from '../subjects/lock-subject.js';
+import type { SemaphoreClient } from '../subjects/semaphore-client.js';
 import type { RenewalOutput, RenewalTask } from '../worker-protocol.js';
 import { firstLine, type ScenarioContext, WORKER_SLACK_MS } from './scenario-context.js';
 
 /** How long acquiring the 100 locks may take before the worker gives up. */
-const ACQUIRE_ALL_MS = 30_000;
+export const ACQUIRE_ALL_MS = 30_000;
 
 /**
  * Scenario 4, worker side: acquire `locks` keys, let them settle, then count the requests
- * the library sends during the window just to keep them held (heartbeats, extensions).
+ * the library sends during the window just to keep them held (heartbeats, extensions). The
+ * semaphore scenario's renewal part runs it with `task.semaphore`: `locks` places on
+ * locks / limit keys, counting the renewals that landed and the leases lost too.
  */
 export async function performRenewal(subject: LockSubject, task: RenewalTask): Promise<RenewalOutput> {
   const signal = AbortSignal.timeout(ACQUIRE_ALL_MS);
   setMaxListeners(0, signal); // all the acquisitions listen to it, by design
+  const semaphore = task.semaphore && semaphoreClientOf(subject, task.semaphore.leaseMs);
+  const keys = task.semaphore ? Math.ceil(task.locks / task.semaphore.limit) : task.locks;
   await Promise.all(
-    Array.from({ length: task.locks }, (_, i) => subject.acquire(`${task.keyPrefix}/${i}`, signal)),
+    Array.from({ length: task.locks }, (_, i) => {
+      const key = `${task.keyPrefix}/${i % keys}`;
+      return semaphore ? semaphore.acquire(key, task.semaphore!.limit, signal) : subject.acquire(key, signal);
+    }),
   );
   await sleep(task.settleMs);
   const before = subject.requests.snapshot();
+  const renewalsBefore = semaphore?.renewals ?? 0;
   const startedAt = monotonicMs();
   await sleep(task.windowMs);
   const requests = countsBetween(before, subject.requests.snapshot());
-  return { scenario: 'renewal', requests, windowMs: monotonicMs() - startedAt, held: task.locks };
+  const output: RenewalOutput = {
+    scenario: 'renewal',
+    requests,
+    windowMs: monotonicMs() - startedAt,
+    held: task.locks,
+  };
+  if (semaphore) {
+    output.renewals = semaphore.renewals - renewalsBefore;
+    output.lost = semaphore.lost;
+  }
+  return output;
+}
+
+function semaphoreClientOf(subject: LockSubject, leaseMs: number): SemaphoreClient {
+  if (!subject.newSemaphoreClient) throw new Error('This subject has no semaphore client.');
+  return subject.newSemaphoreClient({ leaseMs });
 }
 
 /**

@@ -28,7 +28,12 @@ export interface SubjectInfo {
   renews: boolean;
   /** False when the store lives inside one process (memory): contenders cannot span processes. */
   crossProcess: boolean;
+  /** Why the semaphore scenario does not apply, when it does not (undefined: it does). */
+  noSemaphore?: string;
 }
+
+/** Said of every peer in the semaphore scenario. */
+const PEER_HAS_NO_SEMAPHORE = 'no semaphore (limit > 1) in the library';
 
 const LATCH_DEFAULTS = 'LockClient defaults: leaseMs 30 000, heartbeat every 10 000 ms, pollMs 1000';
 
@@ -71,6 +76,7 @@ export const SUBJECTS: readonly SubjectInfo[] = [
       'baseline written here: GET the lock object, PUT If-Match / If-None-Match when free or expired, else poll every 50 ms; release = DELETE If-Match; 30 s lease, no renewal',
     renews: false,
     crossProcess: true,
+    noSemaphore: PEER_HAS_NO_SEMAPHORE,
   },
   {
     id: 'dynamodb-lock-client',
@@ -81,6 +87,7 @@ export const SUBJECTS: readonly SubjectInfo[] = [
     settings: 'FailOpen, leaseDurationMs 10 000, heartbeatPeriodMs 3000 (its README example), aws-sdk v2',
     renews: true,
     crossProcess: true,
+    noSemaphore: PEER_HAS_NO_SEMAPHORE,
   },
   {
     id: 'dynamodb-lock-client-trust',
@@ -91,6 +98,7 @@ export const SUBJECTS: readonly SubjectInfo[] = [
     settings: 'FailOpen, leaseDurationMs 10 000, heartbeatPeriodMs 3000, trustLocalTime: true, aws-sdk v2',
     renews: true,
     crossProcess: true,
+    noSemaphore: PEER_HAS_NO_SEMAPHORE,
   },
   {
     id: 'deliveryhero',
@@ -101,6 +109,7 @@ export const SUBJECTS: readonly SubjectInfo[] = [
     settings: 'defaults: leaseDurationInMs 20 000, prolongEveryMs 5000, trustLocalTime false',
     renews: true,
     crossProcess: true,
+    noSemaphore: PEER_HAS_NO_SEMAPHORE,
   },
   {
     id: 'deliveryhero-trust',
@@ -111,6 +120,7 @@ export const SUBJECTS: readonly SubjectInfo[] = [
     settings: 'defaults plus trustLocalTime: true, waitDurationInMs 50 (polls a held lock every 50 ms)',
     renews: true,
     crossProcess: true,
+    noSemaphore: PEER_HAS_NO_SEMAPHORE,
   },
   {
     id: 'redlock',
@@ -122,6 +132,7 @@ export const SUBJECTS: readonly SubjectInfo[] = [
       'redlock defaults (retryCount 10, retryDelay 200, retryJitter 100), one redis-server, using() with a 30 000 ms duration so it auto-extends',
     renews: true,
     crossProcess: true,
+    noSemaphore: PEER_HAS_NO_SEMAPHORE,
   },
   {
     id: 'latch-s3-list',
@@ -131,6 +142,7 @@ export const SUBJECTS: readonly SubjectInfo[] = [
     settings: `s3ListStore() on a local S3 server without conditional writes; ${LATCH_DEFAULTS}`,
     renews: true,
     crossProcess: true,
+    noSemaphore: 's3ListStore() refuses limit > 1',
   },
 ];
 

@@ -14,6 +14,7 @@ import { RequestTally } from '../counting/request-tally.js';
 import { countSdkV3Requests } from '../counting/sdk-v3.js';
 import { countStoreCalls } from '../counting/store.js';
 import type { LockSubject } from './lock-subject.js';
+import type { SemaphoreClient, SemaphoreClientOptions } from './semaphore-client.js';
 
 type LatchBackend = 'memory' | 's3' | 'dynamodb' | 's3-list';
 
@@ -28,7 +29,38 @@ export function openLatch(backend: LatchBackend, backends: BackendEndpoints): Lo
       const lock = await locks.acquire(key, { signal });
       return { release: () => lock.release() };
     },
+    newSemaphoreClient: (options = {}) => semaphoreClient(store, options),
     close: async () => close(),
+  };
+}
+
+/** `limit` and `acquireAll` of a new LockClient, with its defaults otherwise; counts its renewals. */
+function semaphoreClient(store: LockStore | LeaseStrategy, options: SemaphoreClientOptions): SemaphoreClient {
+  let renewals = 0;
+  let lost = 0;
+  const locks = new LockClient({
+    store,
+    ...options,
+    onEvent: (event) => {
+      if (event.type === 'renewed') renewals++;
+      else if (event.type === 'lost') lost++;
+    },
+  });
+  return {
+    get renewals() {
+      return renewals;
+    },
+    get lost() {
+      return lost;
+    },
+    async acquire(key, limit, signal) {
+      const lock = await locks.acquire(key, { signal, limit });
+      return { release: () => lock.release() };
+    },
+    async acquireAll(keys, signal) {
+      const set = await locks.acquireAll(keys, { signal });
+      return { release: () => set.release() };
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 import type { RequestTally } from '../counting/request-tally.js';
+import type { SemaphoreClient, SemaphoreClientOptions } from './semaphore-client.js';
 
 /** A lock held by a subject; `release` gives it up. */
 export interface HeldLock {
@@ -13,6 +14,12 @@ export interface LockSubject {
   /** Waits until `key` is held; rejects with the signal's reason once `signal` aborts. */
   acquire(key: string, signal: AbortSignal): Promise<HeldLock>;
   readonly requests: RequestTally;
+  /**
+   * A new client of the subject's store that can take semaphores, its requests counted in
+   * `requests`; absent when the library has none. Each call makes another client, so two of
+   * them in one process act like two processes.
+   */
+  newSemaphoreClient?(options?: SemaphoreClientOptions): SemaphoreClient;
   close(): Promise<void>;
 }
 
