@@ -261,7 +261,9 @@ export class Lock<T = unknown> {
     const terms: Contender['terms'] = { leaseMs: this.settings.leaseMs, context: this.context };
     const limit = this.lease.shared?.limit;
     if (limit !== undefined) terms.limit = limit;
-    return { lockId: this.lease.lockId, terms, writeIds: new Set(this.lease.writeIds) };
+    // The lease's own set, not a copy: a write still in flight (a renewal made again on a newer
+    // record after the loss) adds its id there, and settling runs once the writes are done.
+    return { lockId: this.lease.lockId, terms, writeIds: this.lease.writeIds };
   }
 
   private async finishRelease(data: { value: unknown } | undefined): Promise<void> {
