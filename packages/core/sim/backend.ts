@@ -75,7 +75,8 @@ export class SimBackend {
    * DynamoDB's claim: applies when there is no item, or the stored token is at least
    * `tokenFloor` and the lock is free, the holder's lease ended before `expiredBefore`, or the
    * version matches. It sets the holder and writeId, bumps the token (an absent item starts
-   * above `tokenFloor`), and keeps every other attribute (data, extensions).
+   * above `tokenFloor`), removes a semaphore's limit and holders, and keeps every other
+   * attribute (data, extensions).
    */
   claim(key: string, requestText: string, request: ClaimRequest, from: string): ClaimOutcome {
     const doc = this.docs.get(key);
@@ -91,8 +92,10 @@ export class SimBackend {
             holder.expiresAt < request.expiredBefore) ||
           (request.version !== undefined && doc.version === request.version)));
     if (!claimable) return { ok: false, current: this.read(key) };
+    // The claim makes a plain lock: DynamoDB's update removes a semaphore's limit and holders.
+    const { limit: _limit, holders: _holders, ...kept } = doc?.record ?? ({} as Partial<LockRecord>);
     const record: LockRecord = {
-      ...(doc?.record ?? {}),
+      ...kept,
       token: doc ? doc.record.token + 1 : floor + 1,
       holder: wanted.holder,
       writeId: wanted.writeId,

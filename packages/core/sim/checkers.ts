@@ -1,5 +1,6 @@
 import type { Lock } from '../src/client/lock.js';
-import type { LockRecord } from '../src/contract/lock-record.js';
+import type { LockRecord, SlotHolder } from '../src/contract/lock-record.js';
+import { holdersOf, limitOf } from '../src/engine/cas/slot-records.js';
 import { LockError, LockLostError, LockStoreError } from '../src/shared/errors.js';
 import type { AppliedWrite } from './backend.js';
 import { FencedResource } from './fenced-resource.js';
@@ -13,7 +14,7 @@ export interface ClientInfo {
 }
 
 /** How a Lock reached user code. */
-export type HandedVia = 'acquire' | 'tryAcquire' | 'withLock' | 'campaign' | 'resume';
+export type HandedVia = 'acquire' | 'tryAcquire' | 'withLock' | 'acquireAll' | 'campaign' | 'resume';
 
 /** A Lock object that core handed to user code, as the checkers track it. */
 export interface HandedLock {
@@ -55,6 +56,8 @@ export interface Violation {
 export interface CheckerSettings {
   /** Exclusion and fencing-order checks hold in this run's clock regime. */
   exclusionChecked: boolean;
+  /** How many may hold each key at once (1: a plain lock). */
+  limits: Readonly<Record<string, number>>;
   requestTimeoutMs: number;
   /** Faults stop and the tight abort bounds apply from here. */
   quietFrom: number;
@@ -67,16 +70,27 @@ export interface CheckerSettings {
 
 /** Slack added to every bound: scheduling granularity, a request round trip, a retry. */
 const MARGIN_MS = 1000;
+/** Longest pause core's retry policy takes between two tries (the sim's clients: maxMs up to 2 s). */
+const SETTLE_SLACK_MS = 2000;
 
 /**
  * The invariants, checked as the run goes (the driver calls `afterStep` after every event;
  * the backend, the fenced resource and the workload report to the other hooks as things happen):
- * 1. exclusion: never two live holders of a key at one instant;
- * 2. fencing tokens increase in hand-out order and never repeat; the stored token never goes back;
- * 3. a write after an `isHeld` check is accepted by the fenced resource;
+ * 1. exclusion: never more live holders of a key than its limit at one instant (a lock: one);
+ * 2. fencing tokens never repeat; a lock's increase in hand-out order, any key's exceed every
+ *    token handed out before the call began; a new lease or slot is stored above every token
+ *    the key had, and the stored token never goes back;
+ * 3. a write after an `isHeld` check is accepted by the fenced resource (a semaphore's: made
+ *    while at most `limit` holders live);
  * 4. data: stored writes stay until replaced, nothing reappears, "not applied" never lands;
- * 5. locks taken away on purpose learn it within a bound (liveness checks live in the driver);
- * 6. only typed errors (the driver watches for unhandled rejections).
+ * 5. locks taken away on purpose learn it within a bound, and a lease a lost lock wrote after
+ *    its loss is given back (liveness checks live in the driver);
+ * 6. only typed errors (the driver watches for unhandled rejections);
+ * 7. limits: a stored record never names more holders than its limit, nor a limit other than
+ *    the key's (the workload never mixes them except on purpose, and those calls must fail);
+ *    a write that takes no slot changes one holder's entry at most, or frees the key;
+ * 8. acquireAll: a returned set holds every key, by locks it took; after a throw, none of the
+ *    locks it took is still held unless its release is being retried (and that ends in time).
  */
 export class Checker {
   violation: Violation | undefined;
@@ -91,8 +105,10 @@ export class Checker {
   private readonly holdersScratch: HandedLock[] = [];
   /** Take-aways per lease (lockId#token): when, and by which process's write. */
   private readonly takeAways = new Map<string, Array<{ at: number; by: string; freed: boolean }>>();
-  /** Highest token handed to user code per key (acquisitions, not resumes). */
+  /** Highest token handed to user code per plain-lock key (acquisitions, not resumes). */
   private readonly lastHanded = new Map<string, number>();
+  /** Highest token handed to user code per key, any way: what a call starting now must exceed. */
+  private readonly handedMax = new Map<string, number>();
   private readonly tokenOwner = new Map<string, Map<number, string>>();
   private readonly maxStoredToken = new Map<string, number>();
   /** Process that last wrote each lease (the claimer, then a resumer). */
@@ -100,6 +116,8 @@ export class Checker {
   /** Lock ids core handed to user code, in any Lock. */
   readonly handedLockIds = new Set<string>();
   readonly lockAtLeastIds = new Set<string>();
+  /** What the store holds for each key now: a lock's holder, or a semaphore's holders. */
+  private readonly stored = new Map<string, readonly SlotHolder[]>();
   // data
   private readonly dataNow = new Map<string, number>();
   private readonly replaced = new Map<string, Set<number>>();
@@ -126,7 +144,13 @@ export class Checker {
     lock: Lock<unknown>,
     client: ClientInfo,
     via: HandedVia,
-    options: { heartbeatMs: number | false; lockAtLeast: boolean; resumeStartedAt?: number },
+    options: {
+      heartbeatMs: number | false;
+      lockAtLeast: boolean;
+      resumeStartedAt?: number;
+      /** `tokenFloor(key)` when the call that acquired this lock began (not for resumes, campaigns). */
+      startFloor?: number;
+    },
   ): HandedLock {
     const lockId = lock.lease.lockId;
     const token = lock.fencingToken;
@@ -177,7 +201,23 @@ export class Checker {
       );
     }
     owners.set(token, lockId);
-    if (via !== 'resume' && entry.takenAwayAt === undefined && this.settings.exclusionChecked) {
+    // Whatever the clocks: the claim was written after the call began, on a record that already
+    // held every token handed out before, so its token is above all of them.
+    if (options.startFloor !== undefined && token <= options.startFloor) {
+      this.fail(
+        'fencing-token',
+        `token ${token} of "${lock.key}" handed to ${lockId} (${client.process.id}, ${via}) is not above token ${options.startFloor}, handed out before this call began`,
+      );
+    }
+    this.handedMax.set(lock.key, Math.max(this.handedMax.get(lock.key) ?? 0, token));
+    // Hand-out order is token order only for a lock: a semaphore's concurrent claims may be
+    // answered in either order.
+    if (
+      via !== 'resume' &&
+      entry.takenAwayAt === undefined &&
+      this.settings.exclusionChecked &&
+      this.limitOf(lock.key) === 1
+    ) {
       const last = this.lastHanded.get(lock.key) ?? 0;
       if (token <= last) {
         this.fail(
@@ -190,9 +230,29 @@ export class Checker {
     return entry;
   }
 
+  /** What a token of `key` handed out from now on must exceed (read when a call begins). */
+  tokenFloor(key: string): number {
+    return this.handedMax.get(key) ?? 0;
+  }
+
+  limitOf(key: string): number {
+    return this.settings.limits[key] ?? 1;
+  }
+
   /** The workload writes to the fenced resource right after `entry.lock.isHeld` returned true. */
   resourceWrite(entry: HandedLock): void {
     this.checks++;
+    const limit = this.limitOf(entry.key);
+    if (limit > 1) {
+      if (entry.takenAwayAt !== undefined || !this.settings.exclusionChecked) return;
+      const holders = this.liveHoldersOf(entry.key);
+      if (this.resource.admit(holders.length, limit)) return;
+      this.fail(
+        'fenced-write',
+        `${entry.client.process.id} wrote to "${entry.key}" (limit ${limit}) with token ${entry.token} right after isHeld said true, while ${holders.length} holders were live: ${holders.map(describeHolder).join('; ')}`,
+      );
+      return;
+    }
     if (this.resource.write(entry.key, entry.token)) return;
     if (entry.takenAwayAt !== undefined || !this.settings.exclusionChecked) return;
     this.fail(
@@ -205,42 +265,214 @@ export class Checker {
     if (Number.isFinite(ms)) entry.leaseMs = Math.max(entry.leaseMs, ms);
   }
 
+  // ---- acquireAll ------------------------------------------------------------------------
+
+  /**
+   * acquireAll(`wanted`) returned a set: it holds exactly the wanted keys, each by a lock this
+   * call took, every one still held; any other lock the call took has ended.
+   */
+  setReturned(
+    who: string,
+    wanted: readonly string[],
+    set: { keys: readonly string[]; locks: ReadonlyMap<string, Lock<unknown>>; isHeld: boolean },
+    taken: readonly Lock<unknown>[],
+  ): void {
+    this.checks++;
+    const call = `acquireAll(${wanted.join(', ')}) in ${who}`;
+    const sorted = [...wanted].sort();
+    if (set.keys.join('\n') !== sorted.join('\n') || set.locks.size !== sorted.length) {
+      this.fail('lock-set', `${call} returned a set of ${set.keys.join(', ')}, not every key asked for`);
+      return;
+    }
+    for (const key of sorted) {
+      const lock = set.locks.get(key);
+      if (!lock || lock.key !== key || !taken.includes(lock)) {
+        this.fail('lock-set', `${call} returned a set whose lock of "${key}" is not one this call acquired`);
+        return;
+      }
+    }
+    if (!set.isHeld) {
+      const lost = sorted.filter((key) => !set.locks.get(key)!.isHeld);
+      this.fail('lock-set', `${call} returned a set that no longer holds ${lost.join(', ')}`);
+    }
+    for (const lock of taken) {
+      if (set.locks.get(lock.key) !== lock && stillHeldState(lock) && !releasePending(lock)) {
+        this.fail(
+          'lock-set',
+          `${call} returned, and still holds a lock of "${lock.key}" it took outside the set`,
+        );
+      }
+    }
+  }
+
+  /**
+   * acquireAll threw: every lock it took has ended, or is being released (its release failed
+   * and is retried in the background; `orphanEndsBy` then bounds how long that may take).
+   */
+  setThrew(
+    who: string,
+    wanted: readonly string[],
+    taken: readonly Lock<unknown>[],
+    error: unknown,
+  ): Lock<unknown>[] {
+    this.checks++;
+    const stillHeld = taken.filter((lock) => stillHeldState(lock) && !releasePending(lock));
+    if (stillHeld.length > 0) {
+      this.fail(
+        'lock-set',
+        `acquireAll(${wanted.join(', ')}) in ${who} threw ${error instanceof Error ? error.name : String(error)}, yet still holds ${stillHeld.map((lock) => `"${lock.key}" (token ${lock.fencingToken})`).join(', ')}: part of its keys`,
+      );
+    }
+    return taken.filter((lock) => lockState(lock) === 'held' || lockState(lock) === 'releasing');
+  }
+
+  /**
+   * A lock a failed acquireAll took and could not release at once must have ended (its release
+   * retried until it lands, or its lease lost) by `deadline` plus the time its process spent
+   * paused since `pausedAtStart`.
+   */
+  orphanEndsBy(lock: Lock<unknown>, who: string, client: ClientInfo, deadline: number): void {
+    const pausedAtStart = client.process.pausedMs();
+    const check = () => {
+      if (client.process.crashed) return;
+      const limit = deadline + client.process.pausedMs() - pausedAtStart;
+      if (this.world.now < limit) {
+        this.world.at(limit, check);
+        return;
+      }
+      this.checks++;
+      const state = lockState(lock);
+      if (state !== 'held' && state !== 'releasing') return;
+      this.fail(
+        'lock-set',
+        `a lock of "${lock.key}" (token ${lock.fencingToken}) that a failed acquireAll in ${who} took is still ${state} at ${this.world.now.toFixed(0)} ms, though its release has been retried since faults stopped`,
+      );
+    };
+    this.world.at(deadline, check);
+  }
+
   // ---- what the store applied ----------------------------------------------------------------
 
   applied(write: AppliedWrite): void {
     this.checks++;
     const { key, before, after } = write;
-    const was = before?.holder;
-    const now = after?.holder;
+    // A lock's one holder, or a semaphore's holders, each with its token and last write id.
+    const was = before ? holdersOf(before) : NO_HOLDERS;
+    const now = after ? holdersOf(after) : NO_HOLDERS;
     const maxToken = this.maxStoredToken.get(key) ?? 0;
+    let added = false;
     if (after) {
-      if (now && now.lockId !== was?.lockId) {
-        if (after.token <= maxToken) {
+      for (const holder of now) {
+        if (was.some((old) => old.lockId === holder.lockId)) continue;
+        added = true;
+        if (holder.token <= maxToken) {
           this.fail(
             'fencing-token',
-            `a new lease of "${key}" (${now.lockId}, by ${write.from}) was stored with token ${after.token}, not above the highest stored before (${maxToken})`,
+            `a new lease of "${key}" (${holder.lockId}, by ${write.from}) was stored with token ${holder.token}, not above the highest stored before (${maxToken})`,
           );
         }
-        this.leaseProcess.set(now.lockId, write.from);
-      } else if (after.token < maxToken) {
+        this.leaseProcess.set(holder.lockId, write.from);
+      }
+      if (after.token < maxToken) {
         this.fail(
           'fencing-token',
           `the stored token of "${key}" went back from ${maxToken} to ${after.token} (${write.op} by ${write.from})`,
         );
       }
       this.maxStoredToken.set(key, Math.max(maxToken, after.token));
+      if (now.length > 0) this.checkStoredLimit(write, now);
     }
-    if (was) {
-      const lease = `${was.lockId}#${before!.token}`;
-      const own = after !== null && this.isOwnWrite(lease, after.writeId);
-      if (!now && !own) this.takeAway(lease, write.from, true);
-      else if (now && now.lockId === was.lockId && !own) {
+    // Holders' entries this write removed or rewrote. Only a claim (which drops expired slots as
+    // it adds its own) or a write that frees the key changes more than one.
+    let changed = 0;
+    for (const old of was) {
+      const kept = now.find((holder) => holder.lockId === old.lockId);
+      if (!kept || kept.writeId !== old.writeId) changed++;
+    }
+    const freedAll = now.length === 0;
+    if (!added && !freedAll && changed > 1) {
+      this.fail(
+        'slot-write',
+        `a write of "${key}" by ${write.from} that took no slot changed ${changed} holders' entries (before: ${describeRecord(before)}; after: ${describeRecord(after)}): it was not rebuilt on the record as it is`,
+      );
+    }
+    for (const old of was) {
+      const lease = `${old.lockId}#${old.token}`;
+      const kept = now.find((holder) => holder.lockId === old.lockId);
+      if (!kept) {
+        // Gone in a write that took a new lease or slot: a takeover after it expired (the
+        // exclusion check judges that). Gone, alone or with every other holder, in a write not
+        // its own: taken away on purpose (a release by handle, forceRelease).
+        const own = after !== null && this.isOwnWrite(lease, after.writeId);
+        if (!own && !added && (freedAll || changed === 1)) this.takeAway(lease, write.from, true);
+      } else if (kept.writeId !== old.writeId && !this.isOwnWrite(lease, kept.writeId)) {
         // Renewed by a write none of its Locks sent: a resume in another client.
         this.takeAway(lease, write.from, false);
-        this.leaseProcess.set(was.lockId, write.from);
+        this.leaseProcess.set(old.lockId, write.from);
       }
     }
+    this.stored.set(key, now);
+    this.watchLateLandings(write, was, now);
     this.dataApplied(key, before, after, write.from);
+  }
+
+  /**
+   * A write of a Lock that had already been marked lost, landing after the loss: its client must
+   * give that lease back (settle it), not leave it to run out. Checked once faults have stopped:
+   * by then the record must not hold the lease with that write any more.
+   */
+  private watchLateLandings(
+    write: AppliedWrite,
+    was: readonly SlotHolder[],
+    now: readonly SlotHolder[],
+  ): void {
+    for (const holder of now) {
+      const old = was.find((h) => h.lockId === holder.lockId);
+      if (old?.writeId === holder.writeId) continue; // untouched by this write
+      const lost = this.byLease
+        .get(`${holder.lockId}#${holder.token}`)
+        ?.find((entry) => lockState(entry.lock) === 'lost' && entry.lock.lease.writeIds.has(holder.writeId));
+      if (!lost) continue;
+      const landedAt = this.world.now;
+      const process = lost.client.process;
+      const pausedAtStart = process.pausedMs();
+      const bound = 2 * this.settings.requestTimeoutMs + SETTLE_SLACK_MS + MARGIN_MS;
+      const check = () => {
+        if (process.crashed) return;
+        const deadline =
+          Math.max(landedAt, this.settings.quietFrom) + bound + process.pausedMs() - pausedAtStart;
+        if (this.world.now < deadline) {
+          this.world.at(deadline, check);
+          return;
+        }
+        this.checks++;
+        const kept = this.stored.get(write.key)?.find((h) => h.lockId === holder.lockId);
+        if (kept?.writeId !== holder.writeId) return;
+        this.fail(
+          'lost-lease-kept',
+          `${lost.lockId} (${process.id}, "${write.key}", token ${lost.token}) was marked lost, then a write of its own landed at ${landedAt.toFixed(0)} ms (${write.op}); at ${this.world.now.toFixed(0)} ms the record still holds that lease: a lease landing after the loss must be given back`,
+        );
+      };
+      this.world.at(Math.max(landedAt, this.settings.quietFrom) + bound, check);
+    }
+  }
+
+  /** A record with holders names the key's own limit, and no more holders than that. */
+  private checkStoredLimit(write: AppliedWrite, holders: readonly SlotHolder[]): void {
+    const stored = limitOf(write.after!);
+    const limit = this.limitOf(write.key);
+    if (stored !== limit) {
+      this.fail(
+        'limit-mismatch',
+        `"${write.key}" (limit ${limit}) was stored held with limit ${stored} by ${holders.map((h) => `${h.lockId} token ${h.token}`).join(', ')} (${write.op} by ${write.from}; before: ${describeRecord(write.before)}): a call with another limit took it`,
+      );
+    }
+    if (holders.length > stored) {
+      this.fail(
+        'slot-count',
+        `"${write.key}" was stored with ${holders.length} holders, more than its limit ${stored} (${write.op} by ${write.from}): ${holders.map((h) => `${h.lockId} token ${h.token}`).join(', ')}`,
+      );
+    }
   }
 
   private isOwnWrite(lease: string, writeId: string): boolean {
@@ -289,16 +521,46 @@ export class Checker {
       if (!this.settings.exclusionChecked || process.paused) continue;
       this.checks++;
       if (!entry.lock.isHeld || entry.signal.aborted) continue;
-      for (const other of holders) {
-        if (other.key !== entry.key) continue;
-        this.fail(
-          'exclusion',
-          `two live holders of "${entry.key}": ${other.lockId} (${other.client.process.id}, token ${other.token}, ${other.via} at ${other.handedAt.toFixed(0)}) and ${entry.lockId} (${process.id}, token ${entry.token}, ${entry.via} at ${entry.handedAt.toFixed(0)}), both isHeld with live signals`,
-        );
-      }
+      const limit = this.limitOf(entry.key);
+      let same = 0;
+      for (const other of holders) if (other.key === entry.key) same++;
+      if (same >= limit) this.tooManyHolders(entry, holders, limit);
       holders.push(entry);
     }
     this.live.length = write;
+  }
+
+  /**
+   * A live holder: a Lock handed to user code whose own state is 'held', whose public `isHeld`
+   * (which checks its deadline) is true and whose signal has not aborted, in a process neither
+   * paused nor crashed, not taken away on purpose. Nothing here looks at fencing tokens.
+   */
+  private isLiveHolder(entry: HandedLock): boolean {
+    const process = entry.client.process;
+    if (!stillHeldState(entry.lock) || process.crashed || process.paused) return false;
+    if (entry.takenAwayAt !== undefined) return false;
+    return entry.lock.isHeld && !entry.signal.aborted;
+  }
+
+  /** The live holders of `key` now (see isLiveHolder). */
+  liveHoldersOf(key: string): HandedLock[] {
+    return this.live.filter((entry) => entry.key === key && this.isLiveHolder(entry));
+  }
+
+  private tooManyHolders(entry: HandedLock, holders: readonly HandedLock[], limit: number): void {
+    const same = holders.filter((other) => other.key === entry.key);
+    if (limit === 1) {
+      const other = same[0]!;
+      this.fail(
+        'exclusion',
+        `two live holders of "${entry.key}": ${describeHolder(other)} and ${describeHolder(entry)}, both isHeld with live signals`,
+      );
+      return;
+    }
+    this.fail(
+      'exclusion',
+      `${same.length + 1} live holders of "${entry.key}" (limit ${limit}): ${[...same, entry].map(describeHolder).join('; ')}, all isHeld with live signals`,
+    );
   }
 
   /**
@@ -395,6 +657,19 @@ export class Checker {
   }
 }
 
+const NO_HOLDERS: readonly SlotHolder[] = [];
+
+function describeRecord(record: LockRecord | null): string {
+  if (!record) return 'no record';
+  const holders = holdersOf(record);
+  const who = holders.length === 0 ? 'free' : holders.map((h) => `${h.lockId} token ${h.token}`).join(', ');
+  return `token ${record.token}, limit ${limitOf(record)}, ${who}`;
+}
+
+function describeHolder(entry: HandedLock): string {
+  return `${entry.lockId} (${entry.client.process.id}, token ${entry.token}, ${entry.via} at ${entry.handedAt.toFixed(0)})`;
+}
+
 /** How a data write's failure counts: may it have landed? */
 export function dataOutcomeOf(error: unknown): DataOutcome {
   if (error instanceof LockStoreError && error.maybeApplied) return 'unknown';
@@ -405,8 +680,17 @@ export function dataOutcomeOf(error: unknown): DataOutcome {
 }
 
 /** The Lock's own state ('held' until released or lost), not `isHeld`'s deadline-aware view. */
-function stillHeldState(lock: Lock<unknown>): boolean {
-  return (lock as unknown as { state: string }).state === 'held';
+export function stillHeldState(lock: Lock<unknown>): boolean {
+  return lockState(lock) === 'held';
+}
+
+function lockState(lock: Lock<unknown>): string {
+  return (lock as unknown as { state: string }).state;
+}
+
+/** Its release failed and is retried in the background (core's own internal view). */
+function releasePending(lock: Lock<unknown>): boolean {
+  return (lock as unknown as { releasePending: boolean }).releasePending === true;
 }
 
 function dataId(data: unknown): number {

@@ -41,7 +41,12 @@ export interface RunConfig {
   /** Workload and faults run for this long; then the quiet phase. */
   activeMs: number;
   flavor: StoreFlavor;
+  /** Every key the workload uses: the plain locks, then the semaphores. */
   keys: string[];
+  /** How many may hold each key at once: 1 for a plain lock (k1..k3), 2, 3 or 5 for a semaphore (s1, s2). */
+  limits: Record<string, number>;
+  /** Keys acquireAll may take together: one options object serves every key, so each group shares one limit. */
+  keyGroups: string[][];
   regime: ClockRegime;
   requestTimeoutMs: number;
   intensity: 'calm' | 'moderate' | 'heavy';
@@ -57,6 +62,8 @@ export interface RunConfig {
   maxLeaseMs: number;
 }
 
+const SEMAPHORE_LIMITS = [2, 3, 5];
+const SEMAPHORE_COUNTS = { none: 0, one: 1, two: 2 } as const;
 const LEASES = [1000, 1500, 2000, 3000, 5000, 10_000];
 const POLLS = [50, 100, 250, 500, 1000];
 
@@ -149,21 +156,51 @@ export function makeRunConfig(seed: number, minutes: number): RunConfig {
     });
   }
   const flavor: StoreFlavor = rng.chance(0.5) ? 'dynamo' : 's3';
-  const keys = ['k1', 'k2', 'k3'].slice(0, nKeys);
+  const requestTimeoutMs = rng.pick([1000, 1500, 2000, 3000]);
+  const meanOpGapMs = rng.pick([30, 60, 120, 250]);
+  const failClosed = rng.chance(0.4);
+  // Drawn after everything above, so that the rest of a seed's configuration stays what it
+  // was. A seed keeps its 1–3 keys: each key costs its holders' renewals, a semaphore's several
+  // holders more than a lock's one, so semaphores take the place of locks (a lock stays).
+  const nSemaphores = Math.min(
+    nKeys - 1,
+    SEMAPHORE_COUNTS[rng.weighted({ none: 8, one: 6, two: 6 } as const)],
+  );
+  const limits: Record<string, number> = {};
+  for (const key of ['k1', 'k2', 'k3'].slice(0, nKeys - nSemaphores)) limits[key] = 1;
+  const sharedLimit = rng.chance(0.6) ? rng.pick(SEMAPHORE_LIMITS) : undefined;
+  for (const key of ['s1', 's2'].slice(0, nSemaphores)) {
+    // The same limit for every call on a key: user code never mixes limits on purpose.
+    limits[key] = sharedLimit ?? rng.pick(SEMAPHORE_LIMITS);
+  }
+  const keys = Object.keys(limits);
   return {
     seed,
     activeMs,
     flavor,
     keys,
+    limits,
+    keyGroups: keyGroupsOf(limits),
     regime,
-    requestTimeoutMs: rng.pick([1000, 1500, 2000, 3000]),
+    requestTimeoutMs,
     intensity,
     rates,
     processFaults,
-    meanOpGapMs: rng.pick([30, 60, 120, 250]),
-    failClosed: rng.chance(0.4),
+    meanOpGapMs,
+    failClosed,
     clients,
     exclusionChecked: regime !== 'trusted-broken',
     maxLeaseMs: Math.max(...clients.map((c) => c.leaseMs)),
   };
+}
+
+/** Keys with one limit, two or more of them: what acquireAll may take together. */
+function keyGroupsOf(limits: Record<string, number>): string[][] {
+  const byLimit = new Map<number, string[]>();
+  for (const [key, limit] of Object.entries(limits)) {
+    const group = byLimit.get(limit) ?? [];
+    group.push(key);
+    byLimit.set(limit, group);
+  }
+  return [...byLimit.values()].filter((group) => group.length >= 2);
 }

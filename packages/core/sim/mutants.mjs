@@ -148,6 +148,55 @@ const MUTANTS = [
     search: '  get isHeld(): boolean {\n    this.keeper.checkDeadline();\n',
     replace: '  get isHeld(): boolean {\n',
   },
+  // Semaphores and acquireAll (issue 18).
+  {
+    name: 'semaphore: a full record takes one more holder',
+    file: 'src/engine/cas/slot-claim.ts',
+    search: '    if (live.length >= limit) {\n',
+    replace: '    if (live.length > limit) {\n',
+  },
+  {
+    name: 'semaphore: trusted clocks drop a slot without the tolerance',
+    file: 'src/engine/cas/slot-claimable.ts',
+    search: 'return Math.max(0, holder.expiresAt + clock.toleranceMs + 1 - clock.time.now());',
+    replace: 'return Math.max(0, holder.expiresAt + 1 - clock.time.now());',
+  },
+  {
+    name: 'semaphore: untrusted clocks drop a slot without the tolerance',
+    file: 'src/engine/cas/slot-claimable.ts',
+    search: '  return Math.max(0, firstSeenAt + holder.leaseMs + clock.toleranceMs - now);\n',
+    replace: '  return Math.max(0, firstSeenAt + holder.leaseMs - now);\n',
+  },
+  {
+    name: 'semaphore: a renewed slot keeps its first sighting',
+    file: 'src/engine/cas/slot-claimable.ts',
+    search: '    if (previous?.writeId === holder.writeId) return previous.firstSeenAt;\n',
+    replace: '    if (previous) return previous.firstSeenAt;\n',
+  },
+  {
+    name: "semaphore: a holder's write is not rebuilt on the record as it is",
+    file: 'src/engine/cas/slot-write.ts',
+    search: '    keep(lease, current.version, current.record);\n  }\n',
+    replace: '    lease.version = current.version;\n  }\n',
+  },
+  {
+    name: "semaphore: a new slot takes the record's token",
+    file: 'src/engine/cas/slot-claim.ts',
+    search: '    const token = nextToken(parts, key, current);\n',
+    replace: '    const token = current?.record.token ?? nextToken(parts, key, current);\n',
+  },
+  {
+    name: 'acquireAll keeps the locks it took when it fails',
+    file: 'src/client/lock-set.ts',
+    search: '  } catch (error) {\n    await Promise.allSettled(taken.map((lock) => lock.release()));\n',
+    replace: '  } catch (error) {\n',
+  },
+  {
+    name: 'acquireAll returns a set with a lock lost on the way',
+    file: 'src/client/lock-set.ts',
+    search: '  if (set.signal.aborted) {\n',
+    replace: '  if (set.signal.aborted && taken.length === 0) {\n',
+  },
 ];
 
 function parseArgs(argv) {

@@ -1,6 +1,7 @@
 import type { Lock } from '../src/client/lock.js';
 import type { AcquireOptions } from '../src/client/lock-options.js';
-import { LockStoreError } from '../src/shared/errors.js';
+import type { LockSet } from '../src/client/lock-set.js';
+import { LockConfigError, LockStoreError } from '../src/shared/errors.js';
 import {
   type Checker,
   type DataOutcome,
@@ -42,11 +43,13 @@ export class SimBodyError extends Error {
  * The random workload: user code calling every public operation of LockClient and Lock on
  * random clients and keys at random times, holding locks for random spans (often longer than
  * a heartbeat, sometimes several leases), writing to the fenced resource after checking
- * `isHeld`, storing unique data values, passing handles between clients.
+ * `isHeld`, storing unique data values, passing handles between clients. Semaphore keys are
+ * always acquired with their own limit; acquireAll takes keys of one limit together.
  */
 export class Workload {
   private readonly rng: Rng;
   private dataSeq = 0;
+  private setSeq = 0;
   private running = true;
 
   constructor(private readonly run: RunContext) {
@@ -84,12 +87,16 @@ export class Workload {
     if (usable.length === 0) return;
     const client = this.rng.pick(usable);
     const key = this.rng.pick(this.run.config.keys);
+    const plain = this.run.config.limits[key] === 1;
     const kind = this.rng.weighted({
       acquire: 30,
       tryAcquire: 12,
       withLock: 25,
+      acquireAll: this.run.config.keyGroups.length > 0 ? 4 : 0,
       forceRelease: 1.5,
-      campaign: client.campaigns.size === 0 ? 2 : 0,
+      // A campaign is a plain lock: never on a semaphore's key.
+      campaign: client.campaigns.size === 0 && plain ? 2 : 0,
+      mismatch: 0.3,
     });
     // User code runs on its process's event loop (deferred while that loop is blocked).
     client.process.after(0, () => {
@@ -101,6 +108,10 @@ export class Workload {
           return this.tryAcquire(client, key);
         case 'withLock':
           return this.withLock(client, key);
+        case 'acquireAll':
+          return this.acquireAll(client);
+        case 'mismatch':
+          return this.mismatch(client, key);
         case 'forceRelease':
           return this.forceRelease(client, key);
         case 'campaign':
@@ -127,6 +138,12 @@ export class Workload {
     return options;
   }
 
+  /** The key's own limit: always for a semaphore, now and then spelled out (1) for a lock. */
+  private limitOption(key: string): Pick<AcquireOptions, 'limit'> {
+    const limit = this.run.config.limits[key] ?? 1;
+    return limit > 1 || this.rng.chance(0.2) ? { limit } : {};
+  }
+
   private waitOptions(client: SimClient): { waitMs: number; cancelAfter?: number; failFast: boolean } {
     const lease = client.config.leaseMs;
     const r = this.rng.next();
@@ -140,13 +157,14 @@ export class Workload {
     };
   }
 
-  private pendingCall(client: SimClient, kind: string, key: string, waitMs: number): PendingCall {
+  private pendingCall(client: SimClient, kind: string, key: string, waitMs: number, claims = 1): PendingCall {
     const call: PendingCall = {
       kind,
       key,
       client,
       startedAt: this.run.world.now,
       waitMs,
+      claims,
       quiet: this.run.world.now >= this.run.quietFrom,
       waiting: true,
       pausedAtStart: client.process.pausedMs(),
@@ -159,7 +177,7 @@ export class Workload {
   private acquire(client: SimClient, key: string): void {
     const lease = this.leaseOptions(client);
     const wait = this.waitOptions(client);
-    const options: AcquireOptions = { ...lease, waitMs: wait.waitMs };
+    const options: AcquireOptions = { ...lease, ...this.limitOption(key), waitMs: wait.waitMs };
     if (wait.failFast) options.failFastOnStoreError = true;
     let reason: Error | undefined;
     if (wait.cancelAfter !== undefined) {
@@ -171,6 +189,7 @@ export class Workload {
     }
     this.op('acquire', client, key, describeOptions(options));
     const call = this.pendingCall(client, 'acquire', key, wait.waitMs);
+    const startFloor = this.run.checker.tokenFloor(key);
     let attempt: Promise<Lock<unknown>>;
     try {
       attempt = client.client.acquire(key, options);
@@ -180,21 +199,23 @@ export class Workload {
     attempt.then(
       (lock) => {
         this.settle(call);
-        const entry = this.hand(lock, client, 'acquire', options);
+        const entry = this.hand(lock, client, 'acquire', options, { startFloor });
         void this.hold(entry, client, true);
       },
       (error) => {
         this.settle(call);
         this.note(client, key, `acquire failed: ${errorName(error)}`);
         this.run.checker.typedError('acquire', error, reason ? [reason] : []);
+        this.notRefused('acquire', client, key, error);
       },
     );
   }
 
   private tryAcquire(client: SimClient, key: string): void {
-    const options = this.leaseOptions(client);
+    const options: AcquireOptions = { ...this.leaseOptions(client), ...this.limitOption(key) };
     this.op('tryAcquire', client, key, describeOptions(options));
     const call = this.pendingCall(client, 'tryAcquire', key, 0);
+    const startFloor = this.run.checker.tokenFloor(key);
     let attempt: Promise<Lock<unknown> | null>;
     try {
       attempt = client.client.tryAcquire(key, options);
@@ -208,13 +229,14 @@ export class Workload {
           this.note(client, key, 'tryAcquire: busy');
           return;
         }
-        const entry = this.hand(lock, client, 'tryAcquire', options);
+        const entry = this.hand(lock, client, 'tryAcquire', options, { startFloor });
         void this.hold(entry, client, true);
       },
       (error) => {
         this.settle(call);
         this.note(client, key, `tryAcquire failed: ${errorName(error)}`);
         this.run.checker.typedError('tryAcquire', error);
+        this.notRefused('tryAcquire', client, key, error);
       },
     );
   }
@@ -222,7 +244,7 @@ export class Workload {
   private withLock(client: SimClient, key: string): void {
     const lease = this.leaseOptions(client);
     const wait = this.waitOptions(client);
-    const options: AcquireOptions = { ...lease, waitMs: wait.waitMs };
+    const options: AcquireOptions = { ...lease, ...this.limitOption(key), waitMs: wait.waitMs };
     if (wait.failFast) options.failFastOnStoreError = true;
     const bodyError = this.rng.chance(0.08) ? new SimBodyError('withLock body') : undefined;
     let reason: Error | undefined;
@@ -235,13 +257,14 @@ export class Workload {
     }
     this.op('withLock', client, key, describeOptions(options));
     const call = this.pendingCall(client, 'withLock', key, wait.waitMs);
+    const startFloor = this.run.checker.tokenFloor(key);
     let result: Promise<unknown>;
     try {
       result = client.client.withLock(
         key,
         async (lock) => {
           this.settle(call);
-          const entry = this.hand(lock, client, 'withLock', options);
+          const entry = this.hand(lock, client, 'withLock', options, { startFloor });
           await this.hold(entry, client, false);
           if (bodyError) throw bodyError;
           return entry.seq;
@@ -259,7 +282,135 @@ export class Workload {
         const allowed: unknown[] = bodyError ? [bodyError] : [];
         if (reason) allowed.push(reason);
         this.run.checker.typedError('withLock', error, allowed);
+        this.notRefused('withLock', client, key, error);
       },
+    );
+  }
+
+  /**
+   * acquireAll over 2–3 keys of one limit (one options object serves every key), waiting for
+   * none, a while, or ever (sometimes cancelled). Each lock the call takes is tapped as it is
+   * taken and checked like any lock handed to user code, those the call gives back when it
+   * fails too; what it returns, or what it leaves behind when it throws, is checked (lock-set).
+   */
+  private acquireAll(client: SimClient): void {
+    const group = this.rng.pick(this.run.config.keyGroups);
+    const pool = [...group];
+    const keys: string[] = [];
+    const size = this.rng.int(2, Math.min(3, group.length));
+    while (keys.length < size) keys.push(pool.splice(this.rng.int(0, pool.length - 1), 1)[0]!);
+    const label = keys.join('+');
+    const lease = this.leaseOptions(client);
+    const wait = this.waitOptions(client);
+    // The call's context names it, so that the tap knows which acquisitions are its own.
+    const context = `set-${++this.setSeq}`;
+    const options: AcquireOptions = { ...lease, ...this.limitOption(keys[0]!), waitMs: wait.waitMs, context };
+    if (wait.failFast) options.failFastOnStoreError = true;
+    let reason: Error | undefined;
+    if (wait.cancelAfter !== undefined) {
+      const controller = new AbortController();
+      reason = new Error('sim: the caller gave up');
+      const r = reason;
+      client.process.after(wait.cancelAfter, () => controller.abort(r));
+      options.signal = controller.signal;
+    }
+    this.op('acquireAll', client, label, `${context} ${describeOptions(options)}`);
+    // Each key may take one more claim after the wait, and the release of those taken one more.
+    const call = this.pendingCall(client, 'acquireAll', label, wait.waitMs, keys.length + 1);
+    const floors = new Map(keys.map((key) => [key, this.run.checker.tokenFloor(key)]));
+    const taken: Lock<unknown>[] = [];
+    const entries = new Map<Lock<unknown>, HandedLock>();
+    client.setTaps.set(context, (lock) => {
+      taken.push(lock);
+      const startFloor = floors.get(lock.key);
+      entries.set(
+        lock,
+        this.hand(lock, client, 'acquireAll', options, startFloor === undefined ? {} : { startFloor }),
+      );
+    });
+    let attempt: Promise<LockSet<unknown>>;
+    try {
+      attempt = client.client.acquireAll(keys, options);
+    } catch (error) {
+      attempt = Promise.reject(error);
+    }
+    attempt.then(
+      (set) => {
+        client.setTaps.delete(context);
+        this.settle(call);
+        const tokens = set.keys.map((key) => `${key} token ${set.locks.get(key)?.fencingToken}`);
+        this.note(client, label, `acquireAll ${context} holds ${tokens.join(', ')}`);
+        this.run.checker.setReturned(client.id, keys, set, taken);
+        void this.holdSet(set, entries, client, label);
+      },
+      (error) => {
+        client.setTaps.delete(context);
+        this.settle(call);
+        this.note(client, label, `acquireAll ${context} failed: ${errorName(error)}`);
+        this.run.checker.typedError('acquireAll', error, reason ? [reason] : []);
+        this.notRefused('acquireAll', client, label, error);
+        const releasing = this.run.checker.setThrew(client.id, keys, taken, error);
+        // Their releases are retried every few seconds at most: once faults stopped, each
+        // lands within the longest pause between tries plus two request timeouts.
+        const deadline =
+          Math.max(this.run.world.now, this.run.quietFrom) +
+          RELEASE_RETRY_LONGEST_MS +
+          2 * this.run.config.requestTimeoutMs +
+          1000;
+        for (const lock of releasing) this.run.checker.orphanEndsBy(lock, client.id, client, deadline);
+      },
+    );
+  }
+
+  /**
+   * A call with a limit other than the key's, in a client that holds the key now: core refuses
+   * it (LockConfigError) before any request, and it takes no slot (the store-side limit check
+   * would see a record written with another limit).
+   */
+  private mismatch(client: SimClient, key: string): void {
+    const held = this.run.checker
+      .liveEntries()
+      .some((entry) => entry.key === key && entry.client === client && entry.lock.isHeld);
+    if (!held) return;
+    const own = this.run.config.limits[key] ?? 1;
+    const limit = this.rng.pick([1, 2, 3, 5].filter((other) => other !== own));
+    const tryOnly = this.rng.chance(0.3);
+    const options: AcquireOptions = { limit, waitMs: this.rng.chance(0.5) ? 0 : this.rng.real(20, 2000) };
+    this.op('mismatch', client, key, tryOnly ? `tryAcquire limit=${limit}` : describeOptions(options));
+    let attempt: Promise<Lock<unknown> | null>;
+    try {
+      attempt = tryOnly ? client.client.tryAcquire(key, { limit }) : client.client.acquire(key, options);
+    } catch (error) {
+      attempt = Promise.reject(error);
+    }
+    const call = `${tryOnly ? 'tryAcquire' : 'acquire'} of "${key}" (limit ${own}) with limit ${limit} in ${client.id}, which holds it,`;
+    attempt.then(
+      (lock) => {
+        this.run.checker.fail(
+          'limit-mismatch',
+          `${call} returned ${lock ? `a lock (token ${lock.fencingToken})` : 'null'} instead of a LockConfigError`,
+        );
+        if (lock) void lock.release().catch(() => undefined);
+      },
+      (error) => {
+        this.note(client, key, `mismatch refused: ${errorName(error)}`);
+        this.run.checker.checks++;
+        if (!(error instanceof LockConfigError)) {
+          this.run.checker.fail(
+            'limit-mismatch',
+            `${call} rejected with ${errorName(error)}, not a LockConfigError`,
+          );
+        }
+      },
+    );
+  }
+
+  /** A call with the key's own limit is never refused for its configuration: user code never mixes limits. */
+  private notRefused(kind: string, client: SimClient, key: string, error: unknown): void {
+    if (!(error instanceof LockConfigError)) return;
+    this.run.checker.fail(
+      'limit-mismatch',
+      `${kind} of "${key}" in ${client.id}, with the key's own limit, was refused: ${error.message}`,
     );
   }
 
@@ -273,13 +424,13 @@ export class Workload {
     client: SimClient,
     via: HandedVia,
     options: AcquireOptions,
-    resumeStartedAt?: number,
+    when: { resumeStartedAt?: number; startFloor?: number } = {},
   ): HandedLock {
     const settings = (lock as unknown as { settings?: { heartbeatMs?: number | false } }).settings;
     const entry = this.run.checker.handed(lock, client, via, {
       heartbeatMs: settings?.heartbeatMs ?? false,
       lockAtLeast: options.lockAtLeastMs !== undefined,
-      ...(resumeStartedAt === undefined ? {} : { resumeStartedAt }),
+      ...when,
     });
     this.note(
       client,
@@ -298,16 +449,7 @@ export class Workload {
    */
   private async hold(entry: HandedLock, client: SimClient, ends: boolean): Promise<void> {
     const { lock } = entry;
-    const lease = entry.leaseMs > 0 ? entry.leaseMs : 5000;
-    const beat = entry.heartbeatMs === false ? lease / 3 : entry.heartbeatMs;
-    const span = this.rng.weighted({ short: 5, medium: 3, long: 2 });
-    const holdMs =
-      span === 'short'
-        ? this.rng.real(0, 100)
-        : span === 'medium'
-          ? this.rng.real(0.2, 2) * beat
-          : this.rng.real(1, 4) * lease;
-    const steps = this.rng.int(1, 5);
+    const { holdMs, steps } = this.holdPlan(entry);
     for (let i = 0; i < steps; i++) {
       await client.sleep(holdMs / steps);
       if (!lock.isHeld) break;
@@ -333,6 +475,58 @@ export class Workload {
     else if (end === 'releaseByHandle') this.releaseByHandle(entry, client);
     else if (end === 'resume') this.resumeElsewhere(entry, client);
     else this.note(client, entry.key, `abandons ${entry.lockId}`);
+  }
+
+  /** How long to hold (short, about a heartbeat, or 1–4 leases), in how many steps. */
+  private holdPlan(entry: HandedLock): { holdMs: number; steps: number } {
+    const lease = entry.leaseMs > 0 ? entry.leaseMs : 5000;
+    const beat = entry.heartbeatMs === false ? lease / 3 : entry.heartbeatMs;
+    const span = this.rng.weighted({ short: 5, medium: 3, long: 2 });
+    const holdMs =
+      span === 'short'
+        ? this.rng.real(0, 100)
+        : span === 'medium'
+          ? this.rng.real(0.2, 2) * beat
+          : this.rng.real(1, 4) * lease;
+    return { holdMs, steps: this.rng.int(1, 5) };
+  }
+
+  /**
+   * User code holding a set from acquireAll: fenced writes with each lock's own token after
+   * its `isHeld` check, now and then an update of one lock's data; then `release()` of the
+   * set, its `await using` disposal, or nothing.
+   */
+  private async holdSet(
+    set: LockSet<unknown>,
+    entries: ReadonlyMap<Lock<unknown>, HandedLock>,
+    client: SimClient,
+    label: string,
+  ): Promise<void> {
+    const held = set.keys.map((key) => entries.get(set.lock(key))!);
+    const { holdMs, steps } = this.holdPlan(held[0]!);
+    const writeAll = () => {
+      for (const entry of held) if (entry.lock.isHeld) this.run.checker.resourceWrite(entry);
+    };
+    for (let i = 0; i < steps; i++) {
+      await client.sleep(holdMs / steps);
+      if (!set.isHeld) break;
+      if (this.rng.weighted({ write: 6, update: 1 }) === 'write') writeAll();
+      else await this.update(this.rng.pick(held), client);
+    }
+    writeAll();
+    const end = this.rng.weighted({ release: 6, dispose: 2, abandon: 0.2 });
+    if (end === 'abandon') {
+      this.note(client, label, 'abandons the set');
+      return;
+    }
+    this.op(end === 'release' ? 'releaseSet' : 'disposeSet', client, label);
+    try {
+      await (end === 'release' ? set.release() : set[Symbol.asyncDispose]());
+      this.note(client, label, 'set released');
+    } catch (error) {
+      this.note(client, label, `set release failed: ${errorName(error)}`);
+      this.run.checker.typedError(end === 'release' ? 'set.release' : 'set disposal', error);
+    }
   }
 
   private async update(entry: HandedLock, client: SimClient): Promise<void> {
@@ -432,7 +626,7 @@ export class Workload {
       }
       resumed.then(
         (lock) => {
-          const handed = this.hand(lock, other, 'resume', {}, startedAt);
+          const handed = this.hand(lock, other, 'resume', {}, { resumeStartedAt: startedAt });
           void this.hold(handed, other, true);
         },
         (error) => {
@@ -555,12 +749,16 @@ export class Workload {
   }
 }
 
+/** Core's longest pause between two tries of a release that failed (client/lock.ts). */
+const RELEASE_RETRY_LONGEST_MS = 5000;
+
 function describeOptions(options: AcquireOptions): string {
   const parts: string[] = [];
   if (options.waitMs !== undefined) parts.push(`wait=${fmt(options.waitMs)}`);
   if (options.leaseMs !== undefined) parts.push(`lease=${fmt(options.leaseMs)}`);
   if (options.heartbeatMs !== undefined) parts.push(`hb=${fmt(options.heartbeatMs)}`);
   if (options.lockAtLeastMs !== undefined) parts.push(`atLeast=${fmt(options.lockAtLeastMs)}`);
+  if (options.limit !== undefined) parts.push(`limit=${options.limit}`);
   if (options.signal) parts.push('cancellable');
   if (options.failFastOnStoreError) parts.push('failFast');
   return parts.join(' ');

@@ -1,6 +1,8 @@
+import { holdersOf } from '../src/engine/cas/slot-records.js';
 import { type AppliedWrite, SimBackend } from './backend.js';
 import { Checker, type Violation } from './checkers.js';
 import { makeRunConfig, type RunConfig } from './config.js';
+import { HolderWrites } from './holder-writes.js';
 import { type RunContext, Workload } from './operations.js';
 import type { Rng } from './rng.js';
 import { makeLockClient, type PendingCall, SimClient } from './sim-client.js';
@@ -73,16 +75,17 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
   const endAt = closeAt + closeBoundMs + 3 * maxLease + 5000;
   const checker = new Checker(world, {
     exclusionChecked: config.exclusionChecked,
+    limits: config.limits,
     requestTimeoutMs: config.requestTimeoutMs,
     quietFrom,
     ignore: options.ignore,
   });
   current = checker;
 
-  /** Virtual time of the last write each key received (leases are timed from there). */
-  const lastWriteAt = new Map<string, number>();
+  /** When each holder of each key was last written (its lease is timed from there). */
+  const holderWrites = new HolderWrites();
   const backend = new SimBackend(config.flavor, (write: AppliedWrite) => {
-    lastWriteAt.set(write.key, world.now);
+    holderWrites.record(write, world.now);
     checker.applied(write);
   });
 
@@ -144,7 +147,7 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
     8 * client.config.retry.attempts * (config.requestTimeoutMs + client.config.retry.maxMs) + 1000;
   const watchCall = (call: PendingCall) => {
     if (!Number.isFinite(call.waitMs)) return; // checked at close and by the starvation check
-    const slack = call.quiet ? QUIET_BOUND_MS : faultBound(call.client);
+    const slack = (call.quiet ? QUIET_BOUND_MS : faultBound(call.client)) * call.claims;
     let deadline = call.startedAt + call.waitMs + slack;
     const check = () => {
       if (!call.waiting || call.client.process.crashed) return;
@@ -266,7 +269,7 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
     });
   };
 
-  /** When `key` became (or becomes) claimable by any waiter, by the record last written. */
+  /** When `key` had (or will have) room for a waiter, by the record last written. */
   const clockSlack =
     config.regime === 'untrusted'
       ? 0
@@ -275,11 +278,13 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
   const maxPoll = Math.max(...config.clients.map((c) => c.pollMs));
   const claimableSince = (key: string): number => {
     const record = backend.peek(key);
-    const writtenAt = lastWriteAt.get(key) ?? 0;
-    const holder = record?.holder;
-    if (!holder) return writtenAt;
-    if (holder.leaseMs === null) return Number.POSITIVE_INFINITY;
-    return writtenAt + holder.leaseMs * 1.01 + maxTolerance + maxPoll + clockSlack;
+    if (!record) return 0;
+    // A lock: free, or its holder's lease surely over; a semaphore: fewer holders than its limit.
+    return holderWrites.roomSince(key, record, (holder, writtenAt) =>
+      holder.leaseMs === null
+        ? Number.POSITIVE_INFINITY
+        : writtenAt + holder.leaseMs * 1.01 + maxTolerance + maxPoll + clockSlack,
+    );
   };
   const starveBound = 7 * maxPoll + QUIET_BOUND_MS;
   const checkStarvation = () => {
@@ -290,9 +295,11 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
       if (world.now - since < starveBound) continue;
       for (const client of clients) {
         if (!client.usable || client.process.paused) continue;
-        // Waiters queue behind a local holder without polling: if it was taken away, they
-        // wait until it learns so (the taken-away check bounds that).
-        if (checker.liveEntries().some((e) => e.key === key && e.client === client)) continue;
+        // Waiters queue behind local holders that fill every slot without polling: if one was
+        // taken away, they wait until it learns so (the taken-away check bounds that).
+        let local = 0;
+        for (const e of checker.liveEntries()) if (e.key === key && e.client === client) local++;
+        if (local >= checker.limitOf(key)) continue;
         // An untrusted waiter counts a lease from when it first sees the record: one that could
         // not see it before the quiet phase (paused, partitioned) waits a full lease from there.
         const holder = backend.peek(key)?.holder;
@@ -327,29 +334,31 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
   /** Once every client closed: no unexpired lease may belong to a closed client. */
   const checkLeftBehind = (final: boolean) => {
     for (const key of backend.keys()) {
-      checker.checks++;
-      const holder = backend.peek(key)?.holder;
-      if (!holder) continue;
-      const process = checker.leaseProcess.get(holder.lockId) ?? holder.owner;
-      const crashed = incarnations.get(process)?.process.crashed ?? false;
-      const known = checker.handedLockIds.has(holder.lockId)
-        ? 'handed to user code'
-        : 'never handed to user code';
-      if (holder.leaseMs === null) {
-        if (final && !crashed) {
-          checker.fail(
-            'left-held',
-            `"${key}" is held for ever by fail-closed lease ${holder.lockId} of ${process}, which was closed, not crashed (${known})`,
-          );
+      const record = backend.peek(key);
+      // A lock's holder, or each holder of a semaphore.
+      for (const holder of record ? holdersOf(record) : []) {
+        checker.checks++;
+        const process = checker.leaseProcess.get(holder.lockId) ?? holder.owner;
+        const crashed = incarnations.get(process)?.process.crashed ?? false;
+        const known = checker.handedLockIds.has(holder.lockId)
+          ? 'handed to user code'
+          : 'never handed to user code';
+        if (holder.leaseMs === null) {
+          if (final && !crashed) {
+            checker.fail(
+              'left-held',
+              `"${key}" is held for ever by fail-closed lease ${holder.lockId} of ${process}, which was closed, not crashed (${known})`,
+            );
+          }
+          continue;
         }
-        continue;
+        const expired = world.now > holderWrites.writtenAt(key, holder) + holder.leaseMs * 1.01 + 100;
+        if (expired || crashed || checker.lockAtLeastIds.has(holder.lockId)) continue;
+        checker.fail(
+          'left-held',
+          `every client has closed, yet "${key}" is held by ${holder.lockId} of ${process} until its lease ends (${known})`,
+        );
       }
-      const expired = world.now > (lastWriteAt.get(key) ?? 0) + holder.leaseMs * 1.01 + 100;
-      if (expired || crashed || checker.lockAtLeastIds.has(holder.lockId)) continue;
-      checker.fail(
-        'left-held',
-        `every client has closed, yet "${key}" is held by ${holder.lockId} of ${process} until its lease ends (${known})`,
-      );
     }
   };
 

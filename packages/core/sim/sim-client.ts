@@ -1,5 +1,7 @@
 import type { Campaign } from '../src/client/campaign.js';
+import type { Lock } from '../src/client/lock.js';
 import { LockClient } from '../src/client/lock-client.js';
+import type { AcquireOptions } from '../src/client/lock-options.js';
 import type { ClientInfo } from './checkers.js';
 import type { ClientSlotConfig } from './config.js';
 import type { SimNetwork } from './sim-network-store.js';
@@ -12,6 +14,11 @@ export interface PendingCall {
   client: SimClient;
   startedAt: number;
   waitMs: number;
+  /**
+   * Claims the call may still make once its wait is over (its liveness slack is counted this
+   * many times): 1, or for acquireAll one per key plus the release of those it took.
+   */
+  claims: number;
   /** Started once faults had stopped (the tight bound applies). */
   quiet: boolean;
   /** Still waiting for a lock (withLock stops waiting when its body starts). */
@@ -30,6 +37,11 @@ export class SimClient implements ClientInfo {
   readonly campaigns = new Set<Campaign>();
   closeCalledAt: number | undefined;
   closeSettled = false;
+  /**
+   * acquireAll's own acquisitions, by the context of the call: each gets every lock that call's
+   * acquire of one key resolved with (see `tapSetAcquisitions`).
+   */
+  readonly setTaps = new Map<string, (lock: Lock<unknown>) => void>();
 
   constructor(
     readonly slot: number,
@@ -38,7 +50,9 @@ export class SimClient implements ClientInfo {
     readonly process: SimProcess,
     readonly network: SimNetwork,
     readonly client: LockClient,
-  ) {}
+  ) {
+    tapSetAcquisitions(client, this.setTaps);
+  }
 
   get id(): string {
     return this.process.id;
@@ -75,4 +89,26 @@ export function makeLockClient(
     retry: config.retry,
     clock: { mode: config.clockMode, toleranceMs: config.toleranceMs, time: process.scheduler },
   });
+}
+
+/**
+ * Lets the checkers see every lock an acquireAll call takes, including those it releases again
+ * before it throws (they never reach user code). acquireAll takes each key through the
+ * client's own `acquire`, with the call's options (its `context` too): wrapping that method on
+ * this one instance hands each lock it resolves with to the tap registered under the call's
+ * context, before acquireAll itself sees it. Should core stop going through `acquire`, the taps
+ * see nothing and every returned set fails the lock-set check: the wrap cannot go blind silently.
+ */
+function tapSetAcquisitions(client: LockClient, taps: Map<string, (lock: Lock<unknown>) => void>): void {
+  const acquire = client.acquire.bind(client);
+  client.acquire = (<T>(key: string, options?: AcquireOptions) => {
+    const attempt = acquire<T>(key, options);
+    const tap = options?.context === undefined ? undefined : taps.get(options.context);
+    if (tap)
+      attempt.then(
+        (lock) => tap(lock as Lock<unknown>),
+        () => undefined,
+      );
+    return attempt;
+  }) as LockClient['acquire'];
 }
