@@ -61,8 +61,9 @@ const MUTANTS = [
   {
     name: 'renewal timed from when it lands',
     file: 'src/engine/cas/lease-protocol.ts',
-    search: '    lease.sentAt = sentAt;\n',
-    replace: '    lease.sentAt = this.clock.time.monotonic() + 0 * sentAt;\n',
+    // The lock's renewal (the slot's, below, is indented deeper and followed by `return`).
+    search: '      signal,\n    );\n    lease.sentAt = sentAt;\n',
+    replace: '      signal,\n    );\n    lease.sentAt = this.clock.time.monotonic() + 0 * sentAt;\n',
   },
   {
     name: 'claim any lease 10 ms after its last write',
@@ -178,6 +179,12 @@ const MUTANTS = [
     file: 'src/engine/cas/slot-write.ts',
     search: '    keep(lease, current.version, current.record);\n  }\n',
     replace: '    lease.version = current.version;\n  }\n',
+  },
+  {
+    name: "semaphore: a slot's renewal timed from when it lands",
+    file: 'src/engine/cas/lease-protocol.ts',
+    search: '      lease.sentAt = sentAt;\n',
+    replace: '      lease.sentAt = this.clock.time.monotonic() + 0 * sentAt;\n',
   },
   {
     name: "semaphore: a new slot takes the record's token",
