@@ -1,5 +1,14 @@
+import { createHash } from 'node:crypto';
 import { Agent, request } from 'node:http';
-import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import {
+  CompleteMultipartUploadCommand,
+  type CompleteMultipartUploadCommandInput,
+  CreateMultipartUploadCommand,
+  type CreateMultipartUploadCommandInput,
+  S3Client,
+  type S3ClientConfig,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { type S3Server, type S3ServerOptions, startS3Server } from '../src/s3/server.js';
 
@@ -154,4 +163,46 @@ export async function putManyRaw(server: S3Server, bucket: string, keys: readonl
   } finally {
     agent.destroy();
   }
+}
+
+/** 5 MiB: the smallest a part may be, unless it is the last one. */
+export const MIN_PART = 5 * 1024 * 1024;
+
+/**
+ * The ETag S3 gives a multipart object, computed here independently of the server: the MD5 of the
+ * parts' binary MD5s, then `-<part count>`.
+ */
+export function multipartEtag(parts: readonly Buffer[]): string {
+  const md5s = parts.map((p) => createHash('md5').update(p).digest());
+  return `"${createHash('md5').update(Buffer.concat(md5s)).digest('hex')}-${parts.length}"`;
+}
+
+export function sha256(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** Create, upload every part (numbered from 1), complete: a whole multipart upload through the SDK. */
+export async function uploadInParts(
+  s3: S3Client,
+  input: CreateMultipartUploadCommandInput & { Bucket: string; Key: string },
+  parts: readonly Buffer[],
+  complete: Partial<CompleteMultipartUploadCommandInput> = {},
+) {
+  const { UploadId } = await s3.send(new CreateMultipartUploadCommand(input));
+  const uploaded = [];
+  for (const [i, Body] of parts.entries()) {
+    const { ETag } = await s3.send(
+      new UploadPartCommand({ Bucket: input.Bucket, Key: input.Key, UploadId, PartNumber: i + 1, Body }),
+    );
+    uploaded.push({ PartNumber: i + 1, ETag });
+  }
+  return s3.send(
+    new CompleteMultipartUploadCommand({
+      Bucket: input.Bucket,
+      Key: input.Key,
+      UploadId,
+      MultipartUpload: { Parts: uploaded },
+      ...complete,
+    }),
+  );
 }

@@ -12,10 +12,12 @@ import {
 import { planPayload, readPayload } from './payload.js';
 import { childText, xmlElement, xmlRoot } from './xml.js';
 
-const OWNER = xmlElement('Owner', [
-  xmlElement('ID', 'latch-testing'),
-  xmlElement('DisplayName', 'latch-testing'),
-]);
+/** `<Owner>` (or `<Initiator>`): the one account this server has. */
+export function accountElement(name: 'Owner' | 'Initiator'): string {
+  return xmlElement(name, [xmlElement('ID', 'latch-testing'), xmlElement('DisplayName', 'latch-testing')]);
+}
+
+const OWNER = accountElement('Owner');
 const MAX_CONFIGURATION_BODY = 64 * 1024;
 
 export async function createBucket(ctx: RequestContext): Promise<S3Response> {
@@ -31,7 +33,9 @@ export async function createBucket(ctx: RequestContext): Promise<S3Response> {
       throw s3Error('IllegalLocationConstraintException', { bucket: name });
     }
   }
-  ctx.store.create(name);
+  // Re-creating a bucket you own: S3 in us-east-1 answers 200 for legacy reasons (and leaves the
+  // bucket's contents alone); every other region answers 409 BucketAlreadyOwnedByYou.
+  if (!(ctx.store.get(name) && ctx.config.region === 'us-east-1')) ctx.store.create(name);
   return { status: 200, headers: { location: `/${name}` } };
 }
 
@@ -65,17 +69,22 @@ export async function listBuckets(ctx: RequestContext): Promise<S3Response> {
   return xmlResponse(xmlRoot('ListAllMyBucketsResult', [OWNER, xmlElement('Buckets', buckets)]));
 }
 
-/** Shared query handling of both listing flavours. */
-function listingBasics(ctx: RequestContext) {
-  const q = ctx.route.query;
-  const encodingType = q.get('encoding-type');
+/** `encoding-type`: absent, or `url` (keys go out percent-encoded); anything else is InvalidArgument. */
+export function keyEncoding(query: URLSearchParams) {
+  const encodingType = query.get('encoding-type');
   if (encodingType !== null && encodingType !== 'url') {
     throw s3Error('InvalidArgument', {
       message: 'Invalid Encoding Method specified in Request',
       extra: { ArgumentName: 'encoding-type', ArgumentValue: encodingType },
     });
   }
-  const encode = encodingType === 'url' ? urlEncodeKey : (s: string) => s;
+  return { encodingType, encode: encodingType === 'url' ? urlEncodeKey : (s: string) => s };
+}
+
+/** Shared query handling of both listing flavours. */
+function listingBasics(ctx: RequestContext) {
+  const q = ctx.route.query;
+  const { encodingType, encode } = keyEncoding(q);
   return {
     bucket: ctx.store.require(bucketName(ctx)),
     prefix: q.get('prefix') ?? '',
@@ -93,7 +102,7 @@ function pageEntries(page: ListPage, encode: (s: string) => string): string[] {
       xmlElement('LastModified', o.lastModified.toISOString()),
       xmlElement('ETag', o.etag),
       ...(o.checksum
-        ? [xmlElement('ChecksumAlgorithm', o.checksum.algorithm), xmlElement('ChecksumType', 'FULL_OBJECT')]
+        ? [xmlElement('ChecksumAlgorithm', o.checksum.algorithm), xmlElement('ChecksumType', o.checksum.type)]
         : []),
       xmlElement('Size', o.body.length),
       xmlElement('StorageClass', 'STANDARD'),

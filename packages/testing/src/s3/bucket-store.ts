@@ -1,5 +1,6 @@
+import type { ObjectChecksum } from './checksums.js';
 import { s3Error } from './errors.js';
-import type { Checksum } from './payload.js';
+import type { MultipartUpload } from './multipart-upload.js';
 
 /** One object as stored: an immutable snapshot, replaced as a whole by every write. */
 export interface StoredObject {
@@ -13,7 +14,7 @@ export interface StoredObject {
   readonly metadata: Readonly<Record<string, string>>;
   /** Cache-Control, Content-Disposition, Content-Encoding, Content-Language and Expires, when given. */
   readonly standardHeaders: Readonly<Record<string, string>>;
-  readonly checksum?: Checksum;
+  readonly checksum?: ObjectChecksum;
 }
 
 interface Entry {
@@ -34,6 +35,11 @@ export class Bucket {
    * same key committed while it was uploading (S3 answers that with 409 ConditionalRequestConflict).
    */
   private readonly versions = new Map<string, number>();
+  /**
+   * Multipart uploads in progress, by upload id, in the order they were created. They are not
+   * objects: they do not keep a bucket from being deleted, and go with it (as on S3).
+   */
+  private readonly uploads = new Map<string, MultipartUpload>();
 
   constructor(
     readonly name: string,
@@ -73,6 +79,27 @@ export class Bucket {
     this.byKey.delete(key);
     this.sorted.splice(this.lowerBound(entry.bytes), 1);
     return true;
+  }
+
+  addUpload(upload: MultipartUpload): void {
+    this.uploads.set(upload.id, upload);
+  }
+
+  /** The upload with this id, in progress and created for `key`; else NoSuchUpload. */
+  requireUpload(id: string | null, key: string): MultipartUpload {
+    const upload = id === null ? undefined : this.uploads.get(id);
+    if (upload?.key !== key) throw s3Error('NoSuchUpload', { extra: { UploadId: id ?? '' } });
+    return upload;
+  }
+
+  /** Ends an upload (completed or aborted); true when it was in progress. */
+  removeUpload(id: string): boolean {
+    return this.uploads.delete(id);
+  }
+
+  /** Every upload in progress, in creation order. */
+  pendingUploads(): MultipartUpload[] {
+    return [...this.uploads.values()];
   }
 
   /** Index of the first entry whose key bytes are >= `bytes`. */

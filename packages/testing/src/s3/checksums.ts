@@ -10,6 +10,30 @@ import { crc32 } from 'node:zlib';
 export const CHECKSUM_ALGORITHMS = ['CRC32', 'CRC32C', 'CRC64NVME', 'SHA1', 'SHA256'] as const;
 export type ChecksumAlgorithm = (typeof CHECKSUM_ALGORITHMS)[number];
 
+/**
+ * How an object's checksum was built: over the whole body, or (for multipart objects created as
+ * COMPOSITE) as a checksum of the parts' checksums with a `-N` part count appended.
+ */
+export type ChecksumType = 'FULL_OBJECT' | 'COMPOSITE';
+
+/** The checksum an object keeps: the algorithm, its base64 value, and how it was built. */
+export interface ObjectChecksum {
+  readonly algorithm: ChecksumAlgorithm;
+  readonly value: string;
+  readonly type: ChecksumType;
+}
+
+/** The response headers that report an object's checksum (none when it has none). */
+export function checksumHeaders(checksum: ObjectChecksum | undefined): Record<string, string> {
+  if (!checksum) return {};
+  return { [checksumHeader(checksum.algorithm)]: checksum.value, 'x-amz-checksum-type': checksum.type };
+}
+
+export function parseChecksumType(name: string): ChecksumType | undefined {
+  const upper = name.trim().toUpperCase();
+  return upper === 'FULL_OBJECT' || upper === 'COMPOSITE' ? upper : undefined;
+}
+
 export function checksumHeader(algorithm: ChecksumAlgorithm): string {
   return `x-amz-checksum-${algorithm.toLowerCase()}`;
 }
@@ -38,6 +62,15 @@ export function computeChecksum(algorithm: ChecksumAlgorithm, body: Buffer): str
     case 'SHA256':
       return createHash('sha256').update(body).digest('base64');
   }
+}
+
+/**
+ * S3's COMPOSITE checksum of a multipart object: the algorithm applied to the concatenated binary
+ * checksums of its parts, base64, then `-<number of parts>`.
+ */
+export function compositeChecksum(algorithm: ChecksumAlgorithm, partValues: readonly string[]): string {
+  const joined = Buffer.concat(partValues.map((value) => Buffer.from(value, 'base64')));
+  return `${computeChecksum(algorithm, joined)}-${partValues.length}`;
 }
 
 export function md5Base64(body: Buffer): string {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { StoredObject } from './bucket-store.js';
+import type { Bucket, StoredObject } from './bucket-store.js';
+import type { RequestContext } from './context.js';
 import { s3Error } from './errors.js';
 import { header } from './headers.js';
 
@@ -11,9 +12,10 @@ import { header } from './headers.js';
  * makes a failing If-Unmodified-Since irrelevant, and If-None-Match that fails wins over a holding
  * If-Modified-Since.
  *
- * Writes follow S3's conditional writes: PutObject takes `If-None-Match: *` (412 when the key exists)
- * and `If-Match: <etag>` (412 on a different ETag, 404 NoSuchKey when there is no object);
- * DeleteObject takes `If-Match` with the same outcomes.
+ * Writes follow S3's conditional writes: PutObject, CompleteMultipartUpload and CopyObject (for its
+ * destination) take `If-None-Match: *` (412 when the key exists) and `If-Match: <etag>` (412 on a
+ * different ETag, 404 NoSuchKey when there is no object); DeleteObject takes `If-Match` with the
+ * same outcomes.
  *
  * ETag values are compared leniently, as S3 does: surrounding quotes and a `W/` prefix are optional and
  * a comma-separated list matches if any member does. A value that is not a well-formed entity tag is
@@ -84,30 +86,32 @@ export interface WriteConditions {
   readonly ifNoneMatch: boolean;
 }
 
+/** The writes that take conditions; all but DeleteObject create an object and read them alike. */
+export type ConditionalWrite = 'PutObject' | 'CompleteMultipartUpload' | 'CopyObject' | 'DeleteObject';
+
 /**
- * Reads the conditional headers of PutObject / DeleteObject. Returns undefined for an unconditional
- * write. Headers S3 does not support on that operation answer 501 NotImplemented, like S3 does for
+ * Reads the conditional headers of a write. Returns undefined for an unconditional write. Headers S3 does not support on that operation answer 501 NotImplemented, like S3 does for
  * `If-None-Match` values other than `*`, so a client never silently loses a precondition.
  */
 export function parseWriteConditions(
-  op: 'PutObject' | 'DeleteObject',
+  op: ConditionalWrite,
   headers: IncomingHttpHeaders,
 ): WriteConditions | undefined {
-  const unsupported =
-    op === 'PutObject'
-      ? ['if-modified-since', 'if-unmodified-since']
-      : [
-          'if-none-match',
-          'if-modified-since',
-          'if-unmodified-since',
-          'x-amz-if-match-last-modified-time',
-          'x-amz-if-match-size',
-        ];
+  const creates = op !== 'DeleteObject';
+  const unsupported = creates
+    ? ['if-modified-since', 'if-unmodified-since']
+    : [
+        'if-none-match',
+        'if-modified-since',
+        'if-unmodified-since',
+        'x-amz-if-match-last-modified-time',
+        'x-amz-if-match-size',
+      ];
   for (const name of unsupported) {
     if (header(headers, name) !== undefined) throw notImplementedHeader(name, op);
   }
   const ifMatch = header(headers, 'if-match');
-  const ifNoneMatch = op === 'PutObject' ? header(headers, 'if-none-match') : undefined;
+  const ifNoneMatch = creates ? header(headers, 'if-none-match') : undefined;
   if (ifNoneMatch !== undefined && ifNoneMatch.trim() !== '*')
     throw notImplementedHeader('if-none-match', op);
   if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
@@ -130,7 +134,21 @@ export function evaluateWriteConditions(
   if (conditions.ifNoneMatch && current) throw preconditionFailed('If-None-Match');
 }
 
-function preconditionFailed(condition: string) {
+/**
+ * A conditional write must not commit when another write to the same key committed after this request
+ * arrived: its preconditions were judged against a state that is gone. S3 reports that as 409
+ * ConditionalRequestConflict, so two overlapping conditional writes can never both succeed.
+ */
+export function assertNoConflict(ctx: RequestContext, bucket: Bucket, key: string): void {
+  if (conflicts(ctx, bucket, key)) throw s3Error('ConditionalRequestConflict', { key });
+}
+
+/** Whether the bucket or the key changed since the request arrived. */
+export function conflicts(ctx: RequestContext, bucket: Bucket, key: string): boolean {
+  return bucket !== ctx.arrival.bucket || bucket.version(key) !== ctx.arrival.version;
+}
+
+export function preconditionFailed(condition: string) {
   return s3Error('PreconditionFailed', { extra: { Condition: condition } });
 }
 

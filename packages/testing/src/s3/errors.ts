@@ -18,6 +18,7 @@ const CATALOG = {
     'The conditional request cannot succeed due to a conflicting operation against this resource.',
   ],
   EntityTooLarge: [400, 'Your proposed upload exceeds the maximum allowed size.'],
+  EntityTooSmall: [400, 'Your proposed upload is smaller than the minimum allowed object size.'],
   IllegalLocationConstraintException: [
     400,
     'The location constraint does not match the region of this server.',
@@ -28,6 +29,14 @@ const CATALOG = {
   InvalidArgument: [400, 'Invalid Argument'],
   InvalidBucketName: [400, 'The specified bucket is not valid.'],
   InvalidDigest: [400, 'The Content-MD5 you specified was invalid.'],
+  InvalidPart: [
+    400,
+    "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.",
+  ],
+  InvalidPartOrder: [
+    400,
+    'The list of parts was not in ascending order. Parts must be ordered by part number.',
+  ],
   InvalidRange: [416, 'The requested range is not satisfiable'],
   InvalidRequest: [400, 'Invalid Request'],
   InvalidURI: [400, "Couldn't parse the specified URI."],
@@ -41,6 +50,10 @@ const CATALOG = {
   MissingContentLength: [411, 'You must provide the Content-Length HTTP header.'],
   NoSuchBucket: [404, 'The specified bucket does not exist'],
   NoSuchKey: [404, 'The specified key does not exist.'],
+  NoSuchUpload: [
+    404,
+    'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.',
+  ],
   NoSuchVersion: [404, 'The specified version does not exist.'],
   NotImplemented: [501, 'A header or operation you provided implies functionality that is not implemented.'],
   NotModified: [304, 'Not Modified'],

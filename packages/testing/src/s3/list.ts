@@ -97,13 +97,16 @@ export function decodeContinuationToken(token: string): string {
   return text.slice(TOKEN_VERSION.length);
 }
 
-/** `max-keys`: absent means 1000, larger values are capped at 1000 like S3 does. */
-export function parseMaxKeys(value: string | null): number {
+/**
+ * `max-keys` (or ListParts' `max-parts`, ListMultipartUploads' `max-uploads`): absent means 1000,
+ * larger values are capped at 1000 like S3 does.
+ */
+export function parseMaxKeys(value: string | null, name = 'max-keys'): number {
   if (value === null) return 1000;
   if (!/^\d+$/.test(value)) {
     throw s3Error('InvalidArgument', {
-      message: 'Provided max-keys not an integer or within integer range',
-      extra: { ArgumentName: 'max-keys', ArgumentValue: value },
+      message: `Provided ${name} not an integer or within integer range`,
+      extra: { ArgumentName: name, ArgumentValue: value },
     });
   }
   return Math.min(Number(value), 1000);

@@ -1,7 +1,7 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Bucket, StoredObject } from './bucket-store.js';
-import { checksumHeader, md5Hex } from './checksums.js';
+import { checksumHeaders, md5Hex } from './checksums.js';
 import {
+  assertNoConflict,
   etagMatches,
   evaluateReadConditions,
   evaluateWriteConditions,
@@ -18,13 +18,11 @@ import {
 } from './context.js';
 import { defaultMessage, type S3ErrorCode, s3Error } from './errors.js';
 import { header } from './headers.js';
-import { planPayload, readPayload } from './payload.js';
+import { objectProperties } from './object-properties.js';
+import { planPayload, readPayload, requireLength } from './payload.js';
 import { MAX_KEY_BYTES } from './routes.js';
 import { childrenNamed, childText, xmlElement, xmlRoot } from './xml.js';
 
-const STANDARD_HEADERS = ['cache-control', 'content-disposition', 'content-language', 'expires'] as const;
-/** S3's limit on the user metadata of one object (names plus values). */
-const MAX_METADATA_BYTES = 2048;
 /** DeleteObjects takes at most 1000 keys; 1000 keys of 1024 bytes plus markup fit well under this. */
 const MAX_DELETE_BODY = 4 * 1024 * 1024;
 
@@ -35,15 +33,8 @@ export async function putObject(ctx: RequestContext): Promise<S3Response> {
   ctx.store.require(name); // answer NoSuchBucket before taking any body
   const conditions = config.conditionalWrites ? parseWriteConditions('PutObject', req.headers) : undefined;
   const plan = planPayload(req.headers, config.maxObjectSize);
-  if (
-    !plan.chunked &&
-    header(req.headers, 'content-length') === undefined &&
-    !req.headers['transfer-encoding']
-  ) {
-    throw s3Error('MissingContentLength');
-  }
-  const metadata = userMetadata(req.headers);
-  const standardHeaders = storedStandardHeaders(req.headers);
+  requireLength(plan, req.headers);
+  const properties = objectProperties(req.headers);
 
   const payload = await readPayload(req, plan, config.maxObjectSize);
 
@@ -59,18 +50,11 @@ export async function putObject(ctx: RequestContext): Promise<S3Response> {
     body: payload.body,
     etag: `"${md5Hex(payload.body)}"`,
     lastModified: new Date(),
-    contentType: header(req.headers, 'content-type') ?? 'binary/octet-stream',
-    metadata,
-    standardHeaders,
-    ...(payload.checksum ? { checksum: payload.checksum } : {}),
+    ...properties,
+    ...(payload.checksum ? { checksum: { ...payload.checksum, type: 'FULL_OBJECT' } } : {}),
   };
   bucket.put(object);
-  const headers: Record<string, string> = { etag: object.etag };
-  if (object.checksum) {
-    headers[checksumHeader(object.checksum.algorithm)] = object.checksum.value;
-    headers['x-amz-checksum-type'] = 'FULL_OBJECT';
-  }
-  return { status: 200, headers };
+  return { status: 200, headers: { etag: object.etag, ...checksumHeaders(object.checksum) } };
 }
 
 export async function getObject(ctx: RequestContext): Promise<S3Response> {
@@ -100,9 +84,8 @@ async function readObject(ctx: RequestContext, withBody: boolean): Promise<S3Res
   };
   for (const [name, value] of Object.entries(object.metadata)) headers[`x-amz-meta-${name}`] = value;
   // The stored checksum covers the whole object, so it is only offered for whole-object reads.
-  if (object.checksum && !range && header(h, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED') {
-    headers[checksumHeader(object.checksum.algorithm)] = object.checksum.value;
-    headers['x-amz-checksum-type'] = 'FULL_OBJECT';
+  if (!range && header(h, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED') {
+    Object.assign(headers, checksumHeaders(object.checksum));
   }
   for (const [param, name] of RESPONSE_OVERRIDES) {
     const value = ctx.route.query.get(param);
@@ -174,17 +157,6 @@ export async function deleteObject(ctx: RequestContext): Promise<S3Response> {
   return { status: 204 };
 }
 
-/**
- * A conditional write must not commit when another write to the same key committed after this request
- * arrived: its preconditions were judged against a state that is gone. S3 reports that as 409
- * ConditionalRequestConflict, so two overlapping conditional writes can never both succeed.
- */
-function assertNoConflict(ctx: RequestContext, bucket: Bucket, key: string): void {
-  if (bucket !== ctx.arrival.bucket || bucket.version(key) !== ctx.arrival.version) {
-    throw s3Error('ConditionalRequestConflict', { key });
-  }
-}
-
 interface DeleteEntry {
   key: string;
   etag?: string;
@@ -254,36 +226,4 @@ function parseDeleteRequest(body: Buffer): { quiet: boolean; objects: DeleteEntr
   });
   const quiet = childText(root, 'Quiet')?.trim().toLowerCase() === 'true';
   return { quiet, objects };
-}
-
-function userMetadata(headers: IncomingHttpHeaders): Record<string, string> {
-  const metadata: Record<string, string> = {};
-  let size = 0;
-  for (const [name, value] of Object.entries(headers)) {
-    if (!name.startsWith('x-amz-meta-') || value === undefined) continue;
-    const text = Array.isArray(value) ? value.join(',') : value;
-    const short = name.slice('x-amz-meta-'.length);
-    metadata[short] = text;
-    size += Buffer.byteLength(short) + Buffer.byteLength(text);
-  }
-  if (size > MAX_METADATA_BYTES) {
-    throw s3Error('MetadataTooLarge', { extra: { MaxSizeAllowed: String(MAX_METADATA_BYTES) } });
-  }
-  return metadata;
-}
-
-function storedStandardHeaders(headers: IncomingHttpHeaders): Record<string, string> {
-  const stored: Record<string, string> = {};
-  for (const name of STANDARD_HEADERS) {
-    const value = header(headers, name);
-    if (value !== undefined) stored[name] = value;
-  }
-  // aws-chunked describes the transfer, not the object; any other coding is the object's own.
-  const encoding = (header(headers, 'content-encoding') ?? '')
-    .split(',')
-    .map((e) => e.trim())
-    .filter((e) => e !== '' && e.toLowerCase() !== 'aws-chunked')
-    .join(',');
-  if (encoding !== '') stored['content-encoding'] = encoding;
-  return stored;
 }

@@ -138,6 +138,13 @@ export function planPayload(headers: IncomingHttpHeaders, maxBytes: number): Pay
   return plan;
 }
 
+/** A PUT of data must say how long it is: a length, aws-chunked framing, or HTTP chunking. */
+export function requireLength(plan: PayloadPlan, headers: IncomingHttpHeaders): void {
+  if (!plan.chunked && header(headers, 'content-length') === undefined && !headers['transfer-encoding']) {
+    throw s3Error('MissingContentLength');
+  }
+}
+
 /** Reads, decodes and verifies the body according to `plan`. */
 export async function readPayload(
   req: IncomingMessage,

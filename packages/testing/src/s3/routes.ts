@@ -14,6 +14,14 @@ export type S3Operation =
   | 'GetObject'
   | 'HeadObject'
   | 'DeleteObject'
+  | 'CopyObject'
+  | 'CreateMultipartUpload'
+  | 'UploadPart'
+  | 'UploadPartCopy'
+  | 'CompleteMultipartUpload'
+  | 'AbortMultipartUpload'
+  | 'ListParts'
+  | 'ListMultipartUploads'
   /** Anything this server does not implement; answered with 501 NotImplemented. */
   | 'Unsupported';
 
@@ -48,7 +56,6 @@ const UNSUPPORTED_SUBRESOURCES = new Set([
   'notification',
   'object-lock',
   'ownershipControls',
-  'partNumber',
   'policy',
   'policyStatus',
   'publicAccessBlock',
@@ -61,8 +68,6 @@ const UNSUPPORTED_SUBRESOURCES = new Set([
   'session',
   'tagging',
   'torrent',
-  'uploadId',
-  'uploads',
   'versionId',
   'versioning',
   'versions',
@@ -93,7 +98,7 @@ export function routeRequest(method: string, rawUrl: string, hasCopySource: bool
   } else if (rawKey === '') {
     route.op = bucketOperation(method, query);
   } else {
-    route.op = objectOperation(method, hasCopySource);
+    route.op = objectOperation(method, query, hasCopySource);
   }
   if (rawBucket !== '' && bucket !== undefined) route.bucket = bucket;
   if (rawKey !== '' && key !== undefined) route.key = key;
@@ -101,7 +106,8 @@ export function routeRequest(method: string, rawUrl: string, hasCopySource: bool
   const subresource = [...query.keys()].find((name) => UNSUPPORTED_SUBRESOURCES.has(name));
   if (subresource !== undefined) route.op = 'Unsupported';
   if (route.op === 'Unsupported') {
-    const what = subresource !== undefined ? `?${subresource}` : hasCopySource ? 'CopyObject' : method;
+    const parameter = subresource ?? MULTIPART_PARAMETERS.find((name) => query.has(name));
+    const what = parameter !== undefined ? `?${parameter}` : method;
     return fail(
       route,
       s3Error('NotImplemented', { message: `${what} on this resource is not implemented.` }),
@@ -119,7 +125,16 @@ function fail(route: Route, error: S3Error): Route {
   return route;
 }
 
+// The query parameters of the multipart operations. Sent with any other method or resource, they
+// select nothing this server implements.
+const MULTIPART_PARAMETERS = ['uploads', 'uploadId', 'partNumber'] as const;
+
 function bucketOperation(method: string, query: URLSearchParams): S3Operation {
+  if (MULTIPART_PARAMETERS.some((name) => query.has(name))) {
+    const listing =
+      method === 'GET' && query.has('uploads') && !query.has('uploadId') && !query.has('partNumber');
+    return listing ? 'ListMultipartUploads' : 'Unsupported';
+  }
   switch (method) {
     case 'PUT':
       return 'CreateBucket';
@@ -137,16 +152,23 @@ function bucketOperation(method: string, query: URLSearchParams): S3Operation {
   }
 }
 
-function objectOperation(method: string, hasCopySource: boolean): S3Operation {
+function objectOperation(method: string, query: URLSearchParams, hasCopySource: boolean): S3Operation {
+  if (query.has('uploads')) return method === 'POST' ? 'CreateMultipartUpload' : 'Unsupported';
+  const inUpload = query.has('uploadId');
   switch (method) {
     case 'PUT':
-      return hasCopySource ? 'Unsupported' : 'PutObject';
+      if (inUpload || query.has('partNumber')) return hasCopySource ? 'UploadPartCopy' : 'UploadPart';
+      return hasCopySource ? 'CopyObject' : 'PutObject';
+    case 'POST':
+      return inUpload ? 'CompleteMultipartUpload' : 'Unsupported';
     case 'GET':
-      return 'GetObject';
+      // GetObject of one part of a multipart object (?partNumber without uploadId) is not implemented.
+      if (inUpload) return 'ListParts';
+      return query.has('partNumber') ? 'Unsupported' : 'GetObject';
     case 'HEAD':
-      return 'HeadObject';
+      return query.has('partNumber') ? 'Unsupported' : 'HeadObject';
     case 'DELETE':
-      return 'DeleteObject';
+      return inUpload ? 'AbortMultipartUpload' : 'DeleteObject';
     default:
       return 'Unsupported';
   }
@@ -159,7 +181,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * Percent-decodes a path segment into bytes and reads them as UTF-8; undefined when an escape is
  * malformed or the bytes are not valid UTF-8 (S3 answers both with 400 InvalidURI).
  */
-function percentDecode(raw: string): string | undefined {
+export function percentDecode(raw: string): string | undefined {
   const bytes: number[] = [];
   for (let i = 0; i < raw.length; i++) {
     const ch = raw.charCodeAt(i);

@@ -18,8 +18,17 @@ import {
 } from './bucket-handlers.js';
 import { type Bucket, BucketStore, isValidBucketName } from './bucket-store.js';
 import type { Handler, HandlerConfig, RequestContext, S3Response } from './context.js';
+import { copyObject, uploadPartCopy } from './copy-handlers.js';
 import { errorXml, S3Error, s3Error } from './errors.js';
 import { type FaultPlan, type S3FaultKind, S3Faults } from './faults.js';
+import {
+  abortMultipartUpload,
+  completeMultipartUpload,
+  createMultipartUpload,
+  listMultipartUploads,
+  listParts,
+  uploadPart,
+} from './multipart-handlers.js';
 import { deleteObject, deleteObjects, getObject, headObject, putObject } from './object-handlers.js';
 import { type Route, routeRequest, type S3Operation } from './routes.js';
 
@@ -37,13 +46,22 @@ export interface S3ServerOptions {
   bucket?: string;
   /**
    * Default true. `false` imitates an S3-compatible store without conditional-write support:
-   * If-Match / If-None-Match on PutObject and DeleteObject (and ETag in DeleteObjects) are ignored and
-   * every write is applied unconditionally. Conditional GET/HEAD keep working.
+   * If-Match / If-None-Match on PutObject, CompleteMultipartUpload, CopyObject and DeleteObject (and
+   * ETag in DeleteObjects) are ignored and every write is applied unconditionally. Conditional
+   * GET/HEAD and CopyObject's `x-amz-copy-source-if-*` conditions keep working.
    */
   conditionalWrites?: boolean;
-  /** Region reported by HeadBucket / GetBucketLocation and accepted as LocationConstraint. Default `us-east-1`. */
+  /**
+   * Region reported by HeadBucket / GetBucketLocation and accepted as LocationConstraint. Default
+   * `us-east-1`. It also decides CreateBucket of a bucket that exists: 200 in us-east-1 (S3's legacy
+   * behaviour there), 409 BucketAlreadyOwnedByYou in any other region.
+   */
   region?: string;
-  /** Largest object body accepted; bigger uploads get 400 EntityTooLarge. Default 50 MiB. */
+  /**
+   * Largest body of one request — a PutObject, or one part of a multipart upload — accepted; bigger
+   * bodies get 400 EntityTooLarge. Default 50 MiB. A multipart object can be larger: it is as big as
+   * its parts add up to.
+   */
   maxObjectSize?: number;
   /**
    * Answer by access key, as S3 does, instead of accepting any credentials: requests signed with a
@@ -121,6 +139,14 @@ const HANDLERS: Record<Exclude<S3Operation, 'Unsupported'>, Handler> = {
   GetObject: getObject,
   HeadObject: headObject,
   DeleteObject: deleteObject,
+  CopyObject: copyObject,
+  CreateMultipartUpload: createMultipartUpload,
+  UploadPart: uploadPart,
+  UploadPartCopy: uploadPartCopy,
+  CompleteMultipartUpload: completeMultipartUpload,
+  AbortMultipartUpload: abortMultipartUpload,
+  ListParts: listParts,
+  ListMultipartUploads: listMultipartUploads,
 };
 
 /**
