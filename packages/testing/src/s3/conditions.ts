@@ -90,8 +90,9 @@ export interface WriteConditions {
 export type ConditionalWrite = 'PutObject' | 'CompleteMultipartUpload' | 'CopyObject' | 'DeleteObject';
 
 /**
- * Reads the conditional headers of a write. Returns undefined for an unconditional write. Headers S3 does not support on that operation answer 501 NotImplemented, like S3 does for
- * `If-None-Match` values other than `*`, so a client never silently loses a precondition.
+ * Reads the conditional headers of a write. Returns undefined for an unconditional write. Headers
+ * S3 does not support on that operation answer 501 NotImplemented, like S3 does for `If-None-Match`
+ * values other than `*`, so a client never silently loses a precondition.
  */
 export function parseWriteConditions(
   op: ConditionalWrite,

@@ -2,7 +2,6 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { StoredObject } from './bucket-store.js';
 import {
   CHECKSUM_ALGORITHMS,
-  checksumHeaders,
   computeChecksum,
   md5Hex,
   type ObjectChecksum,
@@ -13,7 +12,7 @@ import { bucketName, objectKey, type RequestContext, type S3Response, xmlRespons
 import { copySourceRange, readCopySource } from './copy-source.js';
 import { s3Error } from './errors.js';
 import { header } from './headers.js';
-import { parsePartNumber, partChecksumHeaders } from './multipart-upload.js';
+import { parsePartNumber } from './multipart-upload.js';
 import { type ObjectProperties, objectProperties } from './object-properties.js';
 import { xmlElement, xmlRoot } from './xml.js';
 
@@ -57,7 +56,7 @@ export async function copyObject(ctx: RequestContext): Promise<S3Response> {
   };
   bucket.put(object);
 
-  const response = xmlResponse(
+  return xmlResponse(
     xmlRoot('CopyObjectResult', [
       xmlElement('ETag', object.etag),
       xmlElement('LastModified', object.lastModified.toISOString()),
@@ -69,8 +68,6 @@ export async function copyObject(ctx: RequestContext): Promise<S3Response> {
         : []),
     ]),
   );
-  response.headers = { ...response.headers, ...checksumHeaders(checksum) };
-  return response;
 }
 
 /** `x-amz-metadata-directive`: COPY (the default) keeps the source's metadata, REPLACE takes the request's. */
@@ -124,13 +121,11 @@ export async function uploadPartCopy(ctx: RequestContext): Promise<S3Response> {
   const range = copySourceRange(header(req.headers, 'x-amz-copy-source-range'), from.body.length);
   const body = range ? from.body.subarray(range.start, range.end + 1) : from.body;
   const part = upload.putPart(partNumber, body, undefined);
-  const response = xmlResponse(
+  return xmlResponse(
     xmlRoot('CopyPartResult', [
       xmlElement('ETag', part.etag),
       xmlElement('LastModified', part.lastModified.toISOString()),
       ...(part.checksum ? [xmlElement(`Checksum${part.checksum.algorithm}`, part.checksum.value)] : []),
     ]),
   );
-  response.headers = { ...response.headers, ...partChecksumHeaders(part) };
-  return response;
 }

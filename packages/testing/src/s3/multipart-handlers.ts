@@ -1,12 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { accountElement, keyEncoding } from './bucket-handlers.js';
 import type { StoredObject } from './bucket-store.js';
-import {
-  CHECKSUM_ALGORITHMS,
-  checksumHeaders,
-  parseChecksumAlgorithm,
-  parseChecksumType,
-} from './checksums.js';
+import { CHECKSUM_ALGORITHMS, parseChecksumAlgorithm, parseChecksumType } from './checksums.js';
 import { assertNoConflict, conflicts, evaluateWriteConditions, parseWriteConditions } from './conditions.js';
 import {
   bucketName,
@@ -102,7 +97,7 @@ function uploadChecksum(headers: IncomingHttpHeaders): UploadChecksum | undefine
  * The largest part one UploadPart takes: S3's 5 GiB, or the server's `maxObjectSize` when smaller,
  * since that option bounds every request body. The assembled object is not limited by it.
  */
-export function maxPartSize(config: HandlerConfig): number {
+function maxPartSize(config: HandlerConfig): number {
   return Math.min(config.maxObjectSize, MAX_PART_SIZE);
 }
 
@@ -164,7 +159,7 @@ export async function completeMultipartUpload(ctx: RequestContext): Promise<S3Re
   const checksumElements = checksum
     ? [xmlElement(`Checksum${checksum.algorithm}`, checksum.value), xmlElement('ChecksumType', checksum.type)]
     : [];
-  const response = xmlResponse(
+  return xmlResponse(
     xmlRoot('CompleteMultipartUploadResult', [
       xmlElement('Location', location),
       xmlElement('Bucket', name),
@@ -173,8 +168,6 @@ export async function completeMultipartUpload(ctx: RequestContext): Promise<S3Re
       ...checksumElements,
     ]),
   );
-  response.headers = { ...response.headers, ...checksumHeaders(checksum) };
-  return response;
 }
 
 export async function abortMultipartUpload(ctx: RequestContext): Promise<S3Response> {
