@@ -6,6 +6,7 @@ import {
   CreateBucketCommand,
   CreateMultipartUploadCommand,
   GetObjectCommand,
+  GetObjectTaggingCommand,
   HeadObjectCommand,
   PutObjectCommand,
   UploadPartCopyCommand,
@@ -268,5 +269,20 @@ describe('UploadPartCopy', () => {
       });
       expect([range, res.status, res.code]).toEqual([range, 400, 'InvalidArgument']);
     }
+  });
+});
+
+describe('GetObjectTagging', () => {
+  // The AWS CLI asks for the source's tags before a multipart copy (`aws s3 cp s3://… s3://…` of
+  // an object over 8 MB): an answer other than a tag set fails the whole copy.
+  it('answers an empty tag set for an object, and NoSuchKey for a missing one', async () => {
+    await put('tags/plain', 'tagged?');
+    const tags = await local.s3.send(new GetObjectTaggingCommand({ Bucket, Key: 'tags/plain' }));
+    expect(tags.TagSet).toEqual([]);
+    await expectS3Error(
+      local.s3.send(new GetObjectTaggingCommand({ Bucket, Key: 'tags/missing' })),
+      'NoSuchKey',
+      404,
+    );
   });
 });

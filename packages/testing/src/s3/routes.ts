@@ -13,6 +13,7 @@ export type S3Operation =
   | 'PutObject'
   | 'GetObject'
   | 'HeadObject'
+  | 'GetObjectTagging'
   | 'DeleteObject'
   | 'CopyObject'
   | 'CreateMultipartUpload'
@@ -103,7 +104,10 @@ export function routeRequest(method: string, rawUrl: string, hasCopySource: bool
   if (rawBucket !== '' && bucket !== undefined) route.bucket = bucket;
   if (rawKey !== '' && key !== undefined) route.key = key;
 
-  const subresource = [...query.keys()].find((name) => UNSUPPORTED_SUBRESOURCES.has(name));
+  if (route.op === 'GetObject' && query.has('tagging')) route.op = 'GetObjectTagging';
+  const subresource = [...query.keys()].find(
+    (name) => UNSUPPORTED_SUBRESOURCES.has(name) && !(name === 'tagging' && route.op === 'GetObjectTagging'),
+  );
   if (subresource !== undefined) route.op = 'Unsupported';
   if (route.op === 'Unsupported') {
     const parameter = subresource ?? MULTIPART_PARAMETERS.find((name) => query.has(name));

@@ -30,6 +30,7 @@ import {
   uploadPart,
 } from './multipart-handlers.js';
 import { deleteObject, deleteObjects, getObject, headObject, putObject } from './object-handlers.js';
+import { getObjectTagging } from './object-tagging.js';
 import { type Route, routeRequest, type S3Operation } from './routes.js';
 
 export type { S3AccessKeyVerdict } from './access.js';
@@ -138,6 +139,7 @@ const HANDLERS: Record<Exclude<S3Operation, 'Unsupported'>, Handler> = {
   PutObject: putObject,
   GetObject: getObject,
   HeadObject: headObject,
+  GetObjectTagging: getObjectTagging,
   DeleteObject: deleteObject,
   CopyObject: copyObject,
   CreateMultipartUpload: createMultipartUpload,
