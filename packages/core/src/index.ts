@@ -43,3 +43,5 @@ export {
   s3Store,
 } from './stores/index.js';
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './stores/memory-store.js';
+export type { SpanAttributes } from './telemetry/span-attributes.js';
+export type { TelemetryOptions } from './telemetry/telemetry-options.js';

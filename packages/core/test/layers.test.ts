@@ -11,7 +11,9 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   contract: ['contract', 'shared'],
   engine: ['engine', 'contract', 'shared'],
   waiting: ['waiting', 'engine', 'contract', 'shared'],
-  client: ['client', 'waiting', 'engine', 'contract', 'shared'],
+  client: ['client', 'waiting', 'telemetry', 'engine', 'contract', 'shared'],
+  // OpenTelemetry spans and metrics: fed by the client's events and a store decorator.
+  telemetry: ['telemetry', 'contract', 'shared'],
   // Backend adapters implement the store contract; the list strategy's store builds its engine.
   stores: ['stores', 'engine', 'contract', 'shared'],
   http: ['http', 'shared'],

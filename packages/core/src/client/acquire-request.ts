@@ -2,6 +2,7 @@ import { MAX_LIMIT } from '../engine/cas/slot-records.js';
 import type { Contender, LeaseEngine, LeaseTerms } from '../engine/lease-engine.js';
 import { LockConfigError } from '../shared/errors.js';
 import { checkContext, checkDuration, checkSignal, describe } from '../shared/validation.js';
+import { checkSpanAttributes, type SpanAttributes } from '../telemetry/span-attributes.js';
 import type { LockSettings } from './lock.js';
 import { type AcquireOptions, type ResolvedClientSettings, resolveHeartbeat } from './lock-options.js';
 
@@ -10,6 +11,8 @@ export interface AcquireRequest {
   contender: Contender;
   settings: LockSettings;
   signal?: AbortSignal;
+  /** Recorded on the acquisition's spans. */
+  attributes?: SpanAttributes;
 }
 
 /**
@@ -51,6 +54,7 @@ export function prepareAcquire(
     options.lockAtLeastMs === undefined ? undefined : checkDuration('lockAtLeastMs', options.lockAtLeastMs);
   const limit = checkLimit(options.limit);
   engine.checkLimit(limit);
+  const attributes = checkSpanAttributes(options.attributes);
   const terms: LeaseTerms = { leaseMs, context };
   if (limit > 1) terms.limit = limit;
   const request: AcquireRequest = {
@@ -58,6 +62,7 @@ export function prepareAcquire(
     settings: { leaseMs, heartbeatMs, onLost: options.onLost, lockAtLeastMs, verifyMs },
   };
   if (signal) request.signal = signal;
+  if (attributes) request.attributes = attributes;
   return request;
 }
 

@@ -3,11 +3,14 @@ import { LeaseProtocol } from '../engine/cas/lease-protocol.js';
 import { engineFactoryOf, type LeaseEngine } from '../engine/lease-engine.js';
 import { CLOCK_OPTION_KEYS, resolveClock } from '../shared/clock.js';
 import { LockConfigError } from '../shared/errors.js';
-import type { LockEventListener } from '../shared/lock-events.js';
+import { type LockEventListener, reportEvent } from '../shared/lock-events.js';
 import { checkOptionKeys } from '../shared/option-keys.js';
 import { defaultOwnerId } from '../shared/owner-id.js';
 import { RETRY_OPTION_KEYS, resolveRetry } from '../shared/retry.js';
 import { checkDuration, describe } from '../shared/validation.js';
+import { instrumentStore } from '../telemetry/instrumented-store.js';
+import { createLockTelemetry, type LockTelemetry } from '../telemetry/lock-telemetry.js';
+import { checkTelemetryOptions } from '../telemetry/telemetry-options.js';
 import {
   CLIENT_OPTION_KEYS,
   type LockClientOptions,
@@ -21,6 +24,8 @@ export interface ClientSetup {
   owner: string;
   settings: ResolvedClientSettings;
   onEvent: LockEventListener | undefined;
+  /** OpenTelemetry spans and metrics; undefined when off or @opentelemetry/api is not installed. */
+  telemetry: LockTelemetry | undefined;
 }
 
 /**
@@ -66,6 +71,7 @@ export function setUpClient(options: LockClientOptions): ClientSetup {
   if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
     throw new LockConfigError(`onEvent must be a function, got ${describe(options.onEvent)}.`);
   }
+  const telemetryOptions = checkTelemetryOptions(options.telemetry);
   const owner = options.owner ?? defaultOwnerId();
   const settings = { leaseMs, heartbeatMs, pollMs, localTurnMs };
   const environment = {
@@ -73,9 +79,26 @@ export function setUpClient(options: LockClientOptions): ClientSetup {
     retry: resolveRetry(options.retry),
     owner,
   };
+  const time = environment.clock.time;
+  const telemetry = createLockTelemetry(telemetryOptions, store.kind, () => time.monotonic());
+  // Store requests are counted on a LockStore; a strategy store's engine makes its own.
+  const protocolStore =
+    telemetry && !createEngine ? instrumentStore(store as LockStore, telemetry) : (store as LockStore);
   const engine = createEngine
     ? createEngine(environment)
-    : new LeaseProtocol(store as LockStore, environment.clock, environment.retry, owner);
+    : new LeaseProtocol(protocolStore, environment.clock, environment.retry, owner);
   engine.checkLeaseMs(leaseMs);
-  return { engine, owner, settings, onEvent: options.onEvent };
+  return { engine, owner, settings, onEvent: bothListeners(options.onEvent, telemetry?.onEvent), telemetry };
+}
+
+/** The caller's listener and the telemetry's, each called on its own so that one throwing skips nothing. */
+function bothListeners(
+  first: LockEventListener | undefined,
+  second: LockEventListener | undefined,
+): LockEventListener | undefined {
+  if (!first || !second) return first ?? second;
+  return (event) => {
+    reportEvent(first, event);
+    reportEvent(second, event);
+  };
 }

@@ -24,6 +24,7 @@ import { backoffMs } from '../shared/retry.js';
 import type { Scheduler } from '../shared/scheduler.js';
 import { sleep } from '../shared/sleep.js';
 import { checkDuration, checkKeyShape, checkSignal, checkWait, describe } from '../shared/validation.js';
+import type { LockTelemetry } from '../telemetry/lock-telemetry.js';
 import { KeyQueue } from '../waiting/key-queue.js';
 import type { QueueHost } from '../waiting/queue-host.js';
 import { settleAbandonedClaim } from './abandoned-claim.js';
@@ -69,6 +70,7 @@ export class LockClient implements LockHost {
   private readonly keys = new Map<string, KeyQueue<Lock<unknown>, LockSettings>>();
   private readonly queueHost: QueueHost<Lock<unknown>, LockSettings>;
   private readonly onEvent: LockEventListener | undefined;
+  private readonly telemetry: LockTelemetry | undefined;
   /** Store work this client started and nobody awaits any more (pollers, late releases): close() waits for it. */
   private readonly inFlight = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
@@ -88,6 +90,7 @@ export class LockClient implements LockHost {
     this.owner = setup.owner;
     this.settings = setup.settings;
     this.onEvent = setup.onEvent;
+    this.telemetry = setup.telemetry;
     this.queueHost = this.makeQueueHost();
   }
 
@@ -97,6 +100,15 @@ export class LockClient implements LockHost {
     const request = this.prepare(key, options);
     this.throwIfClosed();
     const waitMs = checkWait('waitMs', options.waitMs ?? Number.POSITIVE_INFINITY);
+    return this.recordAttempt(key, request, () => this.acquirePrepared<T>(key, request, waitMs, options));
+  }
+
+  private async acquirePrepared<T>(
+    key: string,
+    request: AcquireRequest,
+    waitMs: number,
+    options: AcquireOptions,
+  ): Promise<Lock<T>> {
     if (waitMs === 0 || options.failFastOnStoreError === true) {
       // One try outside the waiting loop, so that a store error reaches the caller.
       const attempt = await this.track(this.tryOnce(key, request));
@@ -119,10 +131,33 @@ export class LockClient implements LockHost {
     checkOptionKeys('tryAcquire()', options, TRY_ACQUIRE_OPTION_KEYS, NOT_FOR_TRY_ACQUIRE);
     const request = this.prepare(key, options);
     this.throwIfClosed();
-    const attempt = await this.track(this.tryOnce(key, request));
-    if (attempt.lock) return attempt.lock as Lock<T>;
-    this.report({ type: 'contended', key, reason: 'busy', holder: attempt.holder });
-    return null;
+    return this.recordAttempt(key, request, async () => {
+      const attempt = await this.track(this.tryOnce(key, request));
+      if (attempt.lock) return attempt.lock as Lock<T>;
+      this.report({ type: 'contended', key, reason: 'busy', holder: attempt.holder });
+      return null;
+    });
+  }
+
+  /** Runs one acquire call, recording its span and metrics when telemetry is on. */
+  private recordAttempt<L extends Lock<unknown> | null>(
+    key: string,
+    request: AcquireRequest,
+    run: () => Promise<L>,
+  ): Promise<L> {
+    const attempt = this.telemetry?.attempt(key, request.attributes, request.contender.terms.limit ?? 1);
+    if (!attempt) return run();
+    return run().then(
+      (lock) => {
+        if (lock) attempt.acquired(lock);
+        else attempt.busy();
+        return lock;
+      },
+      (error: unknown) => {
+        attempt.failed(error, request.signal);
+        throw error;
+      },
+    );
   }
 
   /**

@@ -5,6 +5,8 @@ import { LockConfigError, type LockLostError } from '../shared/errors.js';
 import type { LockEventListener } from '../shared/lock-events.js';
 import type { RetryOptions } from '../shared/retry.js';
 import { checkDuration } from '../shared/validation.js';
+import type { SpanAttributes } from '../telemetry/span-attributes.js';
+import type { TelemetryOptions } from '../telemetry/telemetry-options.js';
 
 // The options of LockClient and of its calls, with the lists the option checks use.
 
@@ -31,6 +33,11 @@ export interface LockClientOptions {
   localTurnMs?: number;
   /** Called for every acquired / renewed / released / lost / waiting / contended event, for dashboards and metrics. */
   onEvent?: LockEventListener;
+  /**
+   * OpenTelemetry spans and metrics through @opentelemetry/api, when it is installed (default:
+   * on, to the global providers); false turns them off. See "Telemetry" in the README.
+   */
+  telemetry?: TelemetryOptions | false;
 }
 
 export interface AcquireOptions {
@@ -67,6 +74,11 @@ export interface AcquireOptions {
    * same limit; a call with another one is refused with a LockConfigError. At most 100.
    */
   limit?: number;
+  /**
+   * Attributes added to this acquisition's spans (not to metrics, where they could multiply
+   * the series), e.g. `{ 'http.route': '/orders/:id' }`: string, finite number or boolean values.
+   */
+  attributes?: SpanAttributes;
 }
 
 /** Every option of the LockClient constructor: the compiler fails here when one is added or dropped. */
@@ -80,6 +92,7 @@ const CLIENT_OPTIONS: Record<keyof LockClientOptions, true> = {
   pollMs: true,
   localTurnMs: true,
   onEvent: true,
+  telemetry: true,
 };
 export const CLIENT_OPTION_KEYS = Object.keys(CLIENT_OPTIONS);
 
@@ -94,6 +107,7 @@ const ACQUIRE_OPTIONS: Record<keyof AcquireOptions, true> = {
   lockAtLeastMs: true,
   failFastOnStoreError: true,
   limit: true,
+  attributes: true,
 };
 export const ACQUIRE_OPTION_KEYS = Object.keys(ACQUIRE_OPTIONS);
 
@@ -106,6 +120,7 @@ const TRY_ACQUIRE_OPTIONS: Record<keyof TryAcquireOptions, true> = {
   onLost: true,
   lockAtLeastMs: true,
   limit: true,
+  attributes: true,
 };
 export const TRY_ACQUIRE_OPTION_KEYS = Object.keys(TRY_ACQUIRE_OPTIONS);
 /** Options of acquire() that tryAcquire() refuses, with why. */

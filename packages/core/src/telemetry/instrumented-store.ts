@@ -1,0 +1,32 @@
+import type { LockStore } from '../contract/lock-store.js';
+import type { LockTelemetry } from './lock-telemetry.js';
+
+/** The store operations counted, each with the key as its first argument. */
+const COUNTED = new Set(['read', 'write', 'delete', 'claim']);
+
+/**
+ * The store a LockClient uses, counting each request by operation and outcome: `ok`,
+ * `conflict` (a conditional write or claim that did not apply) or `error` (it threw; the error
+ * is passed on unchanged). A Proxy, so that everything else of the store — its optional
+ * methods, whether `claim` exists at all — stays exactly as the store has it.
+ */
+export function instrumentStore(store: LockStore, telemetry: LockTelemetry): LockStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof property !== 'string' || !COUNTED.has(property) || typeof value !== 'function') return value;
+      return async (key: string, ...rest: unknown[]) => {
+        let result: unknown;
+        try {
+          result = await value.call(target, key, ...rest);
+        } catch (error) {
+          telemetry.storeRequest(property, key, 'error', error);
+          throw error;
+        }
+        const applied = property === 'read' || (result as { ok?: boolean } | null)?.ok !== false;
+        telemetry.storeRequest(property, key, applied ? 'ok' : 'conflict');
+        return result;
+      };
+    },
+  });
+}
