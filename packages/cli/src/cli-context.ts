@@ -10,6 +10,13 @@ export interface CliContext {
   err(line: string): void;
   /** The store the command opened (set by openStore): its failures are told in terms of this --store URL. */
   store?: StoreUrl;
+  /**
+   * Where a confirmation is read from, whether someone can type it there (a terminal), and how
+   * a question is shown (on stderr, leaving the cursor after it).
+   */
+  input: { stream: NodeJS.ReadableStream; isTerminal: boolean; ask(question: string): void };
+  /** True when `out` writes to a terminal: `watch` redraws in place then, else it prints lines. */
+  outputIsTerminal: boolean;
 }
 
 /** One `latch <name>` command. */

@@ -1,6 +1,8 @@
+import { isatty } from 'node:tty';
 import type { Env } from './aws-settings.js';
 import type { CliContext, Command } from './cli-context.js';
 import { acquireCommand } from './commands/acquire.js';
+import { forceReleaseCommand } from './commands/force-release.js';
 import { releaseCommand } from './commands/release.js';
 import { runCommand } from './commands/run.js';
 import { statusCommand } from './commands/status.js';
@@ -8,7 +10,13 @@ import { describeFailure } from './describe-failure.js';
 import { ExitCode } from './exit-codes.js';
 import { VERSION } from './version.js';
 
-const COMMANDS: readonly Command[] = [runCommand, acquireCommand, releaseCommand, statusCommand];
+const COMMANDS: readonly Command[] = [
+  runCommand,
+  acquireCommand,
+  releaseCommand,
+  statusCommand,
+  forceReleaseCommand,
+];
 
 const HELP = `Usage: latch <command> [options]
 
@@ -16,7 +24,7 @@ Distributed locks for CI pipelines and scripts, on Amazon S3 or DynamoDB: "only 
 a time", without writing code.
 
 Commands:
-${COMMANDS.map((command) => `  ${command.name.padEnd(9)}${command.summary}`).join('\n')}
+${COMMANDS.map((command) => `  ${command.name.padEnd(15)}${command.summary}`).join('\n')}
 
 Stores (--store, or $LATCH_STORE):
   s3://bucket/prefix        S3 conditional writes (recommended on Amazon S3)
@@ -51,6 +59,16 @@ export async function main(
     env,
     out: options.out ?? ((line) => process.stdout.write(`${line}\n`)),
     err: options.err ?? ((line) => process.stderr.write(`${line}\n`)),
+    // process.stdin is only touched by a command that reads it: opening it may hold the process open.
+    input: {
+      get stream() {
+        return process.stdin;
+      },
+      isTerminal: isatty(0),
+      ask: options.err ?? ((question) => process.stderr.write(question)),
+    },
+    // Lines handed to options.out go wherever the caller puts them: never a terminal to redraw.
+    outputIsTerminal: options.out === undefined && isatty(1),
   };
   const [first, ...rest] = argv;
   let prefix = 'latch';

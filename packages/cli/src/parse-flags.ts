@@ -17,12 +17,31 @@ export function parseFlags<const O extends FlagOptions>(
   args: string[],
   options: O,
 ): FlagValues<O> {
+  return parseFlagsAndArguments(command, args, options, 0).values;
+}
+
+/**
+ * parseFlags for a command that also takes up to `most` arguments besides its flags
+ * (`latch ls [prefix]`): one more is refused as an unexpected argument.
+ */
+export function parseFlagsAndArguments<const O extends FlagOptions>(
+  command: string,
+  args: string[],
+  options: O,
+  most: number,
+): { values: FlagValues<O>; positionals: string[] } {
+  let parsed: { values: unknown; positionals: string[] };
   try {
-    const config: ParseArgsConfig = { args, options, strict: true, allowPositionals: false };
-    return parseArgs(config).values as FlagValues<O>;
+    const config: ParseArgsConfig = { args, options, strict: true, allowPositionals: most > 0 };
+    parsed = parseArgs(config);
   } catch (error) {
     throw new UsageError(`${explainParseError(error)} See '${command} --help'.`);
   }
+  const extra = parsed.positionals[most];
+  if (extra !== undefined) {
+    throw new UsageError(`unexpected argument ${JSON.stringify(extra)}. See '${command} --help'.`);
+  }
+  return { values: parsed.values as FlagValues<O>, positionals: parsed.positionals };
 }
 
 function explainParseError(error: unknown): string {

@@ -135,7 +135,19 @@ const USAGE_MISTAKES = [
     what: 'an unknown command',
     args: ['lock', '--name', 'x'],
     code: 2,
-    line: 'latch: unknown command "lock"; commands are run, acquire, release, status. See \'latch --help\'.',
+    line: 'latch: unknown command "lock"; commands are run, acquire, release, status, force-release. See \'latch --help\'.',
+  },
+  {
+    what: 'force-release without a key',
+    args: ['force-release', '--store', 's3://ci-locks', '--yes'],
+    code: 2,
+    line: "latch force-release: the lock's key is required: latch force-release <key>, as 'latch ls' shows it.",
+  },
+  {
+    what: 'force-release with two keys',
+    args: ['force-release', 'deploy/a', 'deploy/b', '--store', 's3://ci-locks', '--yes'],
+    code: 2,
+    line: 'latch force-release: unexpected argument "deploy/b". See \'latch force-release --help\'.',
   },
 ];
 
@@ -148,6 +160,7 @@ const RUN_AS_CHILD = new Set([
   'a malformed handle',
   'a limit of 0',
   'a limit that is not a number',
+  'force-release without a key',
 ]);
 
 describe('bad input gives one clear line and a non-zero exit, before any request', () => {
@@ -207,6 +220,7 @@ describe('help and version', () => {
       'acquire',
       'release',
       'status',
+      'force-release',
       's3://',
       's3+list://',
       'dynamodb://',
@@ -231,7 +245,7 @@ describe('help and version', () => {
     );
   });
 
-  test.each(['run', 'acquire', 'release', 'status'])(
+  test.each(['run', 'acquire', 'release', 'status', 'force-release'])(
     'latch %s --help and latch help %s (in process)',
     async (command) => {
       const out: string[] = [];

@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { startDynamoBackend, useBackend } from './helpers/backends.js';
 import { acquireReleaseScenarios } from './scenarios/acquire-release-scenarios.js';
 import { limitScenarios } from './scenarios/limit-scenarios.js';
+import { forceReleaseScenarios } from './scenarios/operator-scenarios.js';
 import { runScenarios } from './scenarios/run-scenarios.js';
 
 describe('the built CLI against DynamoDB (dynamodb://)', () => {
@@ -9,4 +10,5 @@ describe('the built CLI against DynamoDB (dynamodb://)', () => {
   runScenarios(backend);
   acquireReleaseScenarios(backend);
   limitScenarios(backend);
+  forceReleaseScenarios(backend);
 });

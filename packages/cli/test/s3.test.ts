@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { startS3Backend, useBackend } from './helpers/backends.js';
 import { acquireReleaseScenarios, githubAndHandleScenarios } from './scenarios/acquire-release-scenarios.js';
 import { limitScenarios } from './scenarios/limit-scenarios.js';
+import { forceReleaseScenarios } from './scenarios/operator-scenarios.js';
 import { runScenarios } from './scenarios/run-scenarios.js';
 
 describe('the built CLI against S3 (s3://)', () => {
@@ -10,4 +11,5 @@ describe('the built CLI against S3 (s3://)', () => {
   acquireReleaseScenarios(backend);
   limitScenarios(backend);
   githubAndHandleScenarios(backend);
+  forceReleaseScenarios(backend);
 });

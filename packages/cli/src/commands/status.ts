@@ -4,6 +4,7 @@ import { isoTime } from '../describe-holder.js';
 import { formatDuration } from '../duration.js';
 import { ExitCode } from '../exit-codes.js';
 import { resolveStoreSettings, storeFlags } from '../lock-flags.js';
+import { type HolderTimes, lockJson } from '../lock-json.js';
 import { openStore } from '../open-store.js';
 import { parseFlags } from '../parse-flags.js';
 
@@ -43,7 +44,7 @@ export const statusCommand: Command = {
     try {
       locks = new LockClient({ store: opened.store });
       const info = await locks.inspect(settings.name);
-      if (values.json) ctx.out(JSON.stringify(toJson(info)));
+      if (values.json) ctx.out(JSON.stringify(lockJson(info)));
       else for (const line of describeInfo(info, Date.now())) ctx.out(line);
       return ExitCode.ok;
     } finally {
@@ -52,31 +53,6 @@ export const statusCommand: Command = {
     }
   },
 };
-
-function toJson(info: LockInfo): Record<string, unknown> {
-  const json: Record<string, unknown> = { key: info.key, state: info.state, fencingToken: info.fencingToken };
-  if (info.state === 'free') return json;
-  Object.assign(json, holderJson(info));
-  if (info.limit > 1) {
-    json.limit = info.limit;
-    json.holders = info.holders.map((holder) => ({
-      ...holderJson(holder),
-      state: holder.state,
-      fencingToken: holder.fencingToken,
-    }));
-  }
-  return json;
-}
-
-/** Owner, context and times of one holder, times in ISO 8601. */
-function holderJson(holder: Holder): Record<string, unknown> {
-  const json: Record<string, unknown> = { owner: holder.owner };
-  if (holder.context !== undefined) json.context = holder.context;
-  if (holder.acquiredAt !== undefined) json.acquiredAt = new Date(holder.acquiredAt).toISOString();
-  if (holder.expiresAt !== undefined)
-    json.expiresAt = holder.expiresAt === null ? null : new Date(holder.expiresAt).toISOString();
-  return json;
-}
 
 function describeInfo(info: LockInfo, now: number): string[] {
   if (info.state === 'free') {
@@ -94,9 +70,7 @@ function describeInfo(info: LockInfo, now: number): string[] {
   return lines;
 }
 
-type Holder = Pick<LockInfo, 'owner' | 'context' | 'acquiredAt' | 'expiresAt'>;
-
-function describeHolderLines(holder: Holder, fencingToken: number, now: number): string[] {
+function describeHolderLines(holder: HolderTimes, fencingToken: number, now: number): string[] {
   const lines = [`  holder:        ${holder.owner}`];
   if (holder.context !== undefined) lines.push(`  context:       ${holder.context}`);
   if (holder.acquiredAt !== undefined) {
