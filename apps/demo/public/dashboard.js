@@ -7,6 +7,8 @@ const state = {
   replicas: [],
   locks: [],
   timeline: [],
+  /** The hold timeline's lanes by key, as the launcher derived them. */
+  holdLanes: new Map(),
   results: [],
   running: { burst: false, jobs: false, exports: false },
   queueEnabled: false,
@@ -224,6 +226,207 @@ function renderTimeline() {
   );
 }
 
+// ---- hold timeline -------------------------------------------------------------------------
+// The launcher works out the holds, waits, hand-overs and takeovers; this only lays them out.
+
+const HOLD_WINDOW_MS = 60_000;
+const HOLD_ROW_PX = 22;
+const WAIT_ROW_PX = 7;
+/** Rows per lane at most; more overlapping bars share the last row. */
+const MAX_ROWS = 4;
+/** Narrower bars would vanish: a 40 ms charge is under a pixel at this scale. */
+const MIN_BAR_PERCENT = 0.25;
+
+/** Where a hold's bar ends now: its end, or where its lease ran out unrenewed, or now. */
+function holdEnd(hold, at) {
+  if (hold.end !== null) return Math.min(hold.end, at);
+  if (hold.leaseEnd !== null && hold.leaseEnd < at) return hold.leaseEnd;
+  return at;
+}
+
+function gapText(ms) {
+  return ms < 1000 ? `${Math.max(0, Math.round(ms))} ms` : seconds(ms);
+}
+
+function describeHold(hold, at) {
+  const who = `${hold.replica} · token ${hold.fencingToken} · ${hold.key}`;
+  const since = clock(hold.start);
+  let what;
+  if (hold.ending === 'released') {
+    what = `held ${since} to ${clock(hold.end)} (${seconds(hold.end - hold.start)}), released`;
+  } else if (hold.ending === 'lost') {
+    what = `held ${since} to ${clock(hold.end)}, then lost it: ${hold.lostReason ?? 'no reason given'}`;
+  } else if (hold.ending === 'expired') {
+    what =
+      hold.end > at
+        ? `held since ${since}, never released: its holder is gone, the lease runs out at ${clock(hold.end)}`
+        : `held ${since} to ${clock(hold.end)}, never released: its lease ran out`;
+  } else if (hold.leaseEnd !== null && hold.leaseEnd < at) {
+    what = `held since ${since}, not renewed: its lease ended at ${clock(hold.leaseEnd)}`;
+  } else {
+    what = `held since ${since} (${seconds(at - hold.start)} so far)`;
+  }
+  const began = hold.began;
+  if (!began) return `${who}: ${what}`;
+  const from = `${began.from.replica} (token ${began.from.fencingToken})`;
+  const how =
+    began.kind === 'handover'
+      ? `hand-over from ${from}, ${gapText(began.gapMs)} after its release`
+      : `takeover from ${from}, ${began.from.ending === 'lost' ? 'which had lost the lock' : 'which never released it'}`;
+  return `${who}: ${how}; ${what}`;
+}
+
+function describeWait(wait, at) {
+  const held = wait.heldBy ? ` (held by ${wait.heldBy})` : '';
+  const from = clock(wait.start);
+  switch (wait.outcome) {
+    case 'acquired':
+      return `${wait.replica} waited ${seconds(wait.end - wait.start)} for ${wait.key} from ${from}${held}, then got it with token ${wait.fencingToken}`;
+    case 'busy':
+    case 'timeout':
+    case 'aborted':
+      return wait.end === wait.start
+        ? `${wait.replica} was turned away from ${wait.key} at ${from}${held}: ${wait.outcome}`
+        : `${wait.replica} waited ${seconds(wait.end - wait.start)} for ${wait.key} from ${from}${held}, then gave up: ${wait.outcome}`;
+    case 'gone':
+      return `${wait.replica} waited for ${wait.key} from ${from}${held} until the replica went away`;
+    default:
+      return `${wait.replica} has been waiting for ${wait.key} since ${from}${held} (${seconds(at - wait.start)})`;
+  }
+}
+
+/** Greedy rows: each item goes to the first row free by its start; returns a row per item. */
+function packRows(items, startOf, endOf) {
+  const rowEnds = [];
+  return items.map((item) => {
+    let row = rowEnds.findIndex((end) => end <= startOf(item));
+    if (row === -1) row = Math.min(rowEnds.length, MAX_ROWS - 1);
+    rowEnds[row] = Math.max(rowEnds[row] ?? 0, endOf(item));
+    return row;
+  });
+}
+
+/** `replica-2` → `who-2`: one colour per replica. */
+const whoClass = (replica) => `who-${/(\d+)$/.exec(replica)?.[1] ?? 0}`;
+
+function renderLane(lane, index, from, at) {
+  const percent = (t) => ((Math.min(Math.max(t, from), at) - from) / HOLD_WINDOW_MS) * 100;
+  const place = (start, end, top) => {
+    const left = percent(start);
+    const width = Math.max(percent(end) - left, MIN_BAR_PERCENT);
+    return `left:${left.toFixed(3)}%;width:${width.toFixed(3)}%;top:${top}px`;
+  };
+  const holds = lane.holds.filter((hold) => holdEnd(hold, at) >= from);
+  const waits = lane.waits.filter((wait) => (wait.end ?? at) >= from);
+  const holdRows = packRows(
+    holds,
+    (h) => h.start,
+    (h) => holdEnd(h, at),
+  );
+  const waitRows = packRows(
+    waits,
+    (w) => w.start,
+    (w) => w.end ?? at,
+  );
+  const holdHeight = (Math.max(0, ...holdRows) + 1) * HOLD_ROW_PX;
+  const height = holdHeight + (waits.length ? (Math.max(...waitRows) + 1) * (WAIT_ROW_PX + 2) + 2 : 0);
+
+  const bars = holds.map((hold, i) => {
+    const text = describeHold(hold, at);
+    const wide = holdEnd(hold, at) - Math.max(hold.start, from) >= HOLD_WINDOW_MS / 15;
+    return element(
+      'li',
+      {
+        className: `hold ${whoClass(hold.replica)} ending-${hold.ending}${hold.began ? ` began-${hold.began.kind}` : ''}`,
+        style: place(hold.start, holdEnd(hold, at), holdRows[i] * HOLD_ROW_PX),
+        'data-key': hold.key,
+        'data-replica': hold.replica,
+        'data-token': String(hold.fencingToken),
+        'data-ending': hold.ending,
+        'data-began': hold.began?.kind ?? '',
+        'aria-label': text,
+        title: text,
+      },
+      wide ? `${hold.replica} · ${hold.fencingToken}` : '',
+    );
+  });
+  // Hand-overs and takeovers get a mark across the lane where the new hold began.
+  const marks = holds
+    .filter((hold) => hold.began && hold.start >= from)
+    .map((hold) =>
+      element('span', {
+        className: `mark ${hold.began.kind}`,
+        style: `left:${percent(hold.start).toFixed(3)}%;height:${holdHeight}px`,
+        'data-mark': hold.began.kind,
+        title: `${hold.began.kind === 'handover' ? 'hand-over' : 'takeover'}: ${hold.began.from.replica} → ${hold.replica}`,
+      }),
+    );
+  const waitBars = waits.map((wait, i) => {
+    const text = describeWait(wait, at);
+    const point = wait.end !== null && wait.end === wait.start;
+    return element('li', {
+      className: `wait ${whoClass(wait.replica)} outcome-${wait.outcome}${point ? ' turned-away' : ''}`,
+      style: place(wait.start, wait.end ?? at, holdHeight + 2 + waitRows[i] * (WAIT_ROW_PX + 2)),
+      'data-key': wait.key,
+      'data-replica': wait.replica,
+      'data-outcome': wait.outcome,
+      'aria-label': text,
+      title: text,
+    });
+  });
+  const headingId = `lane-${index}`;
+  return element(
+    'section',
+    { className: 'lane', 'data-lane': lane.key, 'aria-labelledby': headingId },
+    element(
+      'h3',
+      { id: headingId, className: 'lane-key' },
+      lane.key,
+      lane.limit > 1 ? ` (limit ${lane.limit})` : '',
+    ),
+    element(
+      'div',
+      { className: 'lane-track', style: `height:${Math.max(height, HOLD_ROW_PX)}px` },
+      element('ol', { className: 'holds', 'aria-label': `Holds of ${lane.key}, oldest first` }, ...bars),
+      element('ol', { className: 'waits', 'aria-label': `Callers waiting for ${lane.key}` }, ...waitBars),
+      element('div', { className: 'marks', 'aria-hidden': 'true' }, ...marks),
+    ),
+  );
+}
+
+function renderHoldTimeline() {
+  const at = now();
+  const from = at - HOLD_WINDOW_MS;
+  const lanes = [...state.holdLanes.values()].sort((a, b) => a.key.localeCompare(b.key));
+  $('#holds-empty').hidden = lanes.length > 0;
+  const ticks = [60, 45, 30, 15, 0].map((ago) =>
+    element(
+      'span',
+      {
+        className: 'tick',
+        style: `left:${(((HOLD_WINDOW_MS - ago * 1000) / HOLD_WINDOW_MS) * 100).toFixed(1)}%`,
+      },
+      ago === 0 ? 'now' : `${ago} s ago`,
+    ),
+  );
+  $('#hold-timeline').replaceChildren(
+    element(
+      'div',
+      { className: 'lane axis', 'aria-hidden': 'true' },
+      element('span'),
+      element('div', { className: 'lane-track' }, ...ticks),
+    ),
+    ...lanes.map((lane, index) => renderLane(lane, index, from, at)),
+  );
+}
+
+/** The launcher sends the lanes that changed, and every key it still keeps. */
+function applyLanes({ lanes, keys }) {
+  for (const lane of lanes) state.holdLanes.set(lane.key, lane);
+  const kept = new Set(keys);
+  for (const key of state.holdLanes.keys()) if (!kept.has(key)) state.holdLanes.delete(key);
+}
+
 // ---- checks --------------------------------------------------------------------------------
 
 function summarise(result) {
@@ -355,6 +558,7 @@ listen('snapshot', (snapshot) => {
     replicas: snapshot.replicas,
     locks: snapshot.locks,
     timeline: snapshot.timeline,
+    holdLanes: new Map(snapshot.holds.map((lane) => [lane.key, lane])),
     results: snapshot.results,
     running: snapshot.running,
     queueEnabled: snapshot.queueEnabled,
@@ -368,6 +572,7 @@ listen('snapshot', (snapshot) => {
   renderReplicas();
   renderLocks();
   renderTimeline();
+  renderHoldTimeline();
   renderResults();
   renderButtons();
 });
@@ -391,6 +596,18 @@ listen('timeline', (entry) => {
   });
 });
 
+let holdsQueued = false;
+listen('holds', (update) => {
+  syncClock(update.serverNow);
+  applyLanes(update);
+  if (holdsQueued) return;
+  holdsQueued = true;
+  requestAnimationFrame(() => {
+    holdsQueued = false;
+    renderHoldTimeline();
+  });
+});
+
 listen('replicas', ({ replicas, serverNow }) => {
   syncClock(serverNow);
   state.replicas = replicas;
@@ -406,8 +623,11 @@ listen('running', (running) => {
 listen('result', (result) => {
   state.results.push(result);
   renderResults();
+  // The list shows the result; the visible status would only repeat it. Screen readers hear it
+  // from the hidden announcement.
   const { verdict, detail } = summarise(result);
-  announce(`${verdict}: ${detail}`);
+  announce('');
+  $('#result-announcement').textContent = `${verdict}: ${detail}`;
 });
 
 source.addEventListener('error', () => {
@@ -420,3 +640,5 @@ setInterval(() => {
   renderLocks();
   tickReplicaStatuses();
 }, 250);
+// So do running holds and waits, and the window slides.
+setInterval(renderHoldTimeline, 500);

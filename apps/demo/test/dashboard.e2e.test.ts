@@ -33,6 +33,16 @@ afterAll(async () => {
 
 const leaderRow = () => page.locator('tr[data-key="billing/leader"]');
 const timelineOf = (replica: string) => page.locator(`[data-timeline="${replica}"]`);
+/** Hold bars of the timeline chart; their aria-labels say who held what and how it began. */
+const holdBars = (selector = '') => page.locator(`#hold-timeline li.hold${selector}`);
+
+/** The text a sighted reader sees in `selector`: without the visually hidden announcements. */
+const visibleText = (selector: string): Promise<string> =>
+  page.evaluate(`(() => {
+    const copy = document.querySelector(${JSON.stringify(selector)}).cloneNode(true);
+    for (const hidden of copy.querySelectorAll('.visually-hidden')) hidden.remove();
+    return copy.textContent;
+  })()`);
 
 describe('the dashboard', () => {
   test('shows three live replicas, the elected leader and the nightly report run once per tick', async () => {
@@ -84,8 +94,10 @@ describe('the dashboard', () => {
     const text = await result.textContent();
     expect(text).toContain('no two holders overlapped (20 charges checked');
     expect(text).toContain(`the ledger rejected ${staleRejected} stale writes`);
-    // The announcement for screen readers says the same.
-    expect(await page.locator('#action-status').textContent()).toContain('Burst #1: Passed');
+    // The announcement for screen readers says the same; on screen the result shows once, in the list.
+    expect(await page.locator('#result-announcement').textContent()).toContain('Burst #1: Passed');
+    const checks = await visibleText('section:has(> #checks-title)');
+    expect(checks.split('no two holders overlapped (20 charges checked')).toHaveLength(2);
 
     // The page shows what the ledger itself counted.
     const state = (await (await fetch(`${demo.url}/api/state`)).json()) as {
@@ -108,6 +120,17 @@ describe('the dashboard', () => {
     }
     expect(replicasThatCharged).toBeGreaterThanOrEqual(2);
     expect(await page.locator('li[data-type="waiting"][data-key^="invoice/"]').count()).toBeGreaterThan(0);
+
+    // Timeline chart: each invoice's lane shows its holds, and the lock handed over from a
+    // releasing holder to a waiting one.
+    const handovers = holdBars('[data-key^="invoice/"][data-began="handover"]');
+    await expect.poll(() => handovers.count(), { timeout: UI_WAIT_MS }).toBeGreaterThan(0);
+    expect(await handovers.first().getAttribute('aria-label')).toMatch(
+      /^replica-\d · token \d+ · invoice\/INV-100\d: hand-over from replica-\d \(token \d+\), \d+ ms after its release; held /,
+    );
+    expect(
+      await page.locator('#hold-timeline [data-lane^="invoice/"] li.wait[data-outcome="acquired"]').count(),
+    ).toBeGreaterThan(0);
     await expect.poll(() => page.locator('#burst').isEnabled()).toBe(true);
   }, 120_000);
 
@@ -194,6 +217,22 @@ describe('the dashboard', () => {
       .locator('time');
     const takenAt = Date.parse((await takeover.getAttribute('datetime'))!);
     expect(takenAt).toBeGreaterThanOrEqual(expiresAt);
+
+    // Timeline chart: the dead leader's hold ends unreleased, and the successor's hold is marked a takeover.
+    const takeoverBar = holdBars(
+      `[data-key="billing/leader"][data-began="takeover"][data-replica="${successor}"]`,
+    );
+    await expect.poll(() => takeoverBar.count(), { timeout: UI_WAIT_MS }).toBeGreaterThan(0);
+    expect(await takeoverBar.last().getAttribute('aria-label')).toContain(
+      `${successor} · token ${await leaderRow().getAttribute('data-token')} · billing/leader: takeover from ${holder} (token ${token}), which never released it`,
+    );
+    expect(
+      await holdBars(
+        `[data-key="billing/leader"][data-replica="${holder}"][data-token="${token}"]`,
+      ).getAttribute('data-ending'),
+    ).toBe('expired');
+    expect(await page.locator('#hold-timeline .mark[data-mark="takeover"]').count()).toBeGreaterThan(0);
+    await page.locator('#holds-panel').screenshot({ path: new URL('timeline.png', OUTPUT_DIR).pathname });
 
     await page.screenshot({ path: new URL('dashboard.png', OUTPUT_DIR).pathname, fullPage: true });
   }, 90_000);

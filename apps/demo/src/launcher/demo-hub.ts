@@ -5,6 +5,7 @@ import { lockLimit } from '../shared/replica-config.js';
 import { type BurstResult, runChargeBurst } from './charge-burst.js';
 import { DashboardFeed } from './dashboard-feed.js';
 import { type ExportRunResult, runExports } from './export-run.js';
+import { HoldTimeline } from './hold-timeline.js';
 import { type JobBatchResult, runJobBatch } from './job-batch.js';
 import { LedgerService } from './ledger-routes.js';
 import { LockBoard } from './lock-board.js';
@@ -21,6 +22,8 @@ export interface DemoSnapshot {
   replicas: ReplicaState[];
   locks: ReturnType<LockBoard['locks']>;
   timeline: ReturnType<LockBoard['recent']>;
+  /** Holds and waits per key, for the timeline chart. */
+  holds: ReturnType<HoldTimeline['lanes']>;
   results: DemoResult[];
   running: Running;
 }
@@ -48,6 +51,8 @@ export class DemoActionError extends Error {
 }
 
 const LOCKS_PUSH_MS = 150;
+/** Renewals move every running hold's lease a few times a second: lanes go out in batches. */
+const HOLDS_PUSH_MS = 250;
 
 /**
  * The launcher's centre: routes the replicas' messages (lock events to the board and the
@@ -56,6 +61,7 @@ const LOCKS_PUSH_MS = 150;
 export class DemoHub {
   readonly feed = new DashboardFeed();
   readonly board = new LockBoard(lockLimit);
+  readonly holds = new HoldTimeline(lockLimit);
   readonly ledger = new LedgerService();
   private supervisor: ReplicaSupervisor | undefined;
   private readonly results: DemoResult[] = [];
@@ -64,6 +70,9 @@ export class DemoHub {
   private batches = 0;
   private exportRuns = 0;
   private locksPush: NodeJS.Timeout | undefined;
+  private holdsPush: NodeJS.Timeout | undefined;
+  /** Keys whose lane changed since the last push. */
+  private readonly changedLanes = new Set<string>();
 
   constructor(private readonly settings: DemoHubSettings) {}
 
@@ -81,6 +90,7 @@ export class DemoHub {
       replicas: this.supervisor?.list() ?? [],
       locks: this.board.locks(),
       timeline: this.board.recent(),
+      holds: this.holds.lanes(),
       results: this.results.slice(-10),
       running: { ...this.running },
     };
@@ -92,6 +102,8 @@ export class DemoHub {
         const entry = this.board.apply(message.event);
         if (entry) this.feed.send('timeline', entry);
         this.pushLocksSoon();
+        const lane = this.holds.apply(message.event);
+        if (lane) this.pushLanesSoon([lane]);
         break;
       }
       case 'store-call':
@@ -109,6 +121,7 @@ export class DemoHub {
     this.board.forgetWaiters(replica.name);
     if (owner) this.ledger.work.abandon(owner);
     this.pushLocksSoon();
+    this.pushLanesSoon(this.holds.replicaGone(replica.name, Date.now()));
   }
 
   replicasChanged(): void {
@@ -150,6 +163,7 @@ export class DemoHub {
 
   close(): void {
     clearTimeout(this.locksPush);
+    clearTimeout(this.holdsPush);
     this.feed.close();
   }
 
@@ -187,5 +201,17 @@ export class DemoHub {
       this.locksPush = undefined;
       this.feed.send('locks', { locks: this.board.locks(), serverNow: Date.now() });
     }, LOCKS_PUSH_MS);
+  }
+
+  /** The changed lanes, with every key there is (the dashboard drops lanes no longer listed). */
+  private pushLanesSoon(keys: string[]): void {
+    for (const key of keys) this.changedLanes.add(key);
+    if (this.holdsPush || this.changedLanes.size === 0) return;
+    this.holdsPush = setTimeout(() => {
+      this.holdsPush = undefined;
+      const lanes = this.holds.lanes(this.changedLanes);
+      this.changedLanes.clear();
+      this.feed.send('holds', { lanes, keys: this.holds.keys(), serverNow: Date.now() });
+    }, HOLDS_PUSH_MS);
   }
 }
