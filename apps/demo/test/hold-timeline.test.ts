@@ -75,6 +75,21 @@ describe('hold timeline', () => {
     expect(lane(timeline).holds[1]!.began).toMatchObject({ kind: 'handover', from: { fencingToken: 5 } });
   });
 
+  test('a short hold whose events all arrive after its successor’s is still the one handed over from', () => {
+    const timeline = new HoldTimeline();
+    replay(timeline, [
+      { type: 'acquired', owner: 'replica-2:pid2', at: 1_520, fencingToken: 6, expiresAt: 5_520 },
+      { type: 'acquired', owner: 'replica-1:pid1', at: 1_000, fencingToken: 5, expiresAt: 5_000 },
+      { type: 'released', owner: 'replica-1:pid1', at: 1_500, fencingToken: 5 },
+    ]);
+    expect(
+      lane(timeline).holds.map((h) => [h.fencingToken, h.began?.kind ?? null, h.began?.from.fencingToken]),
+    ).toEqual([
+      [5, null, undefined],
+      [6, 'handover', 5],
+    ]);
+  });
+
   test('a killed holder never releases: the next holder takes over once its lease has run out', () => {
     const timeline = new HoldTimeline();
     const key = 'billing/leader';
