@@ -54,7 +54,11 @@ export function withLock<DataType = unknown, ResultType = unknown, NameType exte
         `options.key(job) must return a string or undefined, got ${describe(key)} for job ${job.id}.`,
       );
     }
-    const lock = await settings.client.tryAcquire(key, { ...acquireOptions, context: settings.context(job) });
+    const lock = await settings.client.tryAcquire(key, {
+      ...acquireOptions,
+      context: settings.context(job),
+      attributes: jobAttributes(job),
+    });
     if (!lock) return handleContention(job, token, key, settings);
 
     let result: ResultType;
@@ -93,4 +97,14 @@ function checkWithClient(client: LockClient, acquireOptions: AcquireOptions): vo
 // By code rather than class, so that two installed copies of @latch/core still agree.
 function isLockLost(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'LOCK_LOST';
+}
+
+/** The lock's span attributes (core's telemetry), named as BullMQ's own telemetry names them. */
+function jobAttributes(job: Job): Record<string, string> {
+  const attributes: Record<string, string> = {
+    'bullmq.queue.name': job.queueName,
+    'bullmq.job.name': job.name,
+  };
+  if (typeof job.id === 'string') attributes['bullmq.job.id'] = job.id;
+  return attributes;
 }

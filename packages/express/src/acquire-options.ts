@@ -1,4 +1,4 @@
-import { type AcquireOptions, LockConfigError } from '@latch/core';
+import { type AcquireOptions, LockConfigError, type SpanAttributes } from '@latch/core';
 import type { MiddlewareSettings } from './options.js';
 
 /**
@@ -7,10 +7,17 @@ import type { MiddlewareSettings } from './options.js';
  */
 export function acquireOptionsFor(
   settings: MiddlewareSettings,
-  context: string,
+  request: { method: string; route?: unknown },
   signal: AbortSignal,
 ): AcquireOptions {
-  const options: AcquireOptions = { context };
+  // The span attributes of the lock's telemetry: the route template (never the URL, which may
+  // carry ids), the method, and the lock's name.
+  const attributes: SpanAttributes = {
+    'http.request.method': request.method,
+    'latch.lock.name': settings.name,
+  };
+  if (typeof request.route === 'string') attributes['http.route'] = request.route;
+  const options: AcquireOptions = { context: `${request.method} ${settings.name}`, attributes };
   if (settings.leaseMs !== undefined) options.leaseMs = settings.leaseMs;
   if (settings.limit !== undefined) options.limit = settings.limit;
   // A single try cannot be cancelled, so it takes no signal.
@@ -28,7 +35,7 @@ export function acquireOptionsFor(
  */
 export function checkAcquireOptions(settings: MiddlewareSettings): void {
   // Each request's context is "<method> <name>"; the longest method names are short, so any one stands in.
-  const sample = acquireOptionsFor(settings, `GET ${settings.name}`, new AbortController().signal);
+  const sample = acquireOptionsFor(settings, { method: 'GET', route: '/' }, new AbortController().signal);
   try {
     settings.client.checkAcquireOptions(sample);
   } catch (error) {

@@ -86,7 +86,8 @@ async function lockRequest(
 }
 
 function acquireFor(settings: MiddlewareSettings, key: string, req: Request, signal: AbortSignal) {
-  return settings.client.acquire(key, acquireOptionsFor(settings, `${req.method} ${settings.name}`, signal));
+  const request = { method: req.method, route: (req.route as { path?: unknown } | undefined)?.path };
+  return settings.client.acquire(key, acquireOptionsFor(settings, request, signal));
 }
 
 async function answerLocked(

@@ -44,6 +44,7 @@ const CLIENT_OPTIONS: Record<keyof LockClientOptions, true> = {
   pollMs: true,
   localTurnMs: true,
   onEvent: true,
+  telemetry: true,
 };
 const CLIENT_OPTION_KEYS = Object.keys(CLIENT_OPTIONS);
 

@@ -18,6 +18,8 @@ export function lockedCall(
   const acquire: AcquireOptions = {
     context: spec.options.context ?? spec.where,
     failFastOnStoreError: options.failFastOnStoreError,
+    // On the lock's spans (core's telemetry): which handler took it, "ClassName.method".
+    attributes: { 'code.function.name': spec.where },
   };
   if (options.waitMs !== undefined) acquire.waitMs = options.waitMs;
   if (options.leaseMs !== undefined) acquire.leaseMs = options.leaseMs;
