@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { metrics, trace } from '@opentelemetry/api';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { afterEach, expect, test } from 'vitest';
+import { nightlyReport, tracedLocks } from '../examples/telemetry.js';
 import { LockClient, LockConfigError, LockStoreError, memoryStore } from '../src/index.js';
-import { telemetryHarness } from './helpers/telemetry-harness.js';
+import { CollectingReader, telemetryHarness } from './helpers/telemetry-harness.js';
 import { describeTelemetryScenarios } from './helpers/telemetry-scenarios.js';
 
 let shared = memoryStore();
@@ -188,4 +191,30 @@ test('a tracer, meter or key label that throws never changes what the lock does'
     expect(lock.isHeld).toBe(false);
     expect((await client.inspect('k')).state).toBe('free');
   }
+});
+
+test('the README example: spans per acquisition, metrics by key label', async () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const example = readFileSync(new URL('../examples/telemetry.ts', import.meta.url), 'utf8').trim();
+  expect(readme).toContain(example);
+
+  const spans = new InMemorySpanExporter();
+  const reader = new CollectingReader();
+  const locks = tracedLocks(spans, reader);
+  expect(await nightlyReport(locks, 'acme')).toBe(1);
+  expect(await nightlyReport(locks, 'globex')).toBe(1);
+  const attempts = spans.getFinishedSpans().filter((span) => span.name === 'latch.acquire');
+  expect(attempts.map((span) => [span.attributes['latch.lock.key'], span.attributes.tenant])).toEqual([
+    ['reports', 'acme'],
+    ['reports', 'globex'],
+  ]);
+  const { resourceMetrics } = await reader.collect();
+  const acquisitions = resourceMetrics.scopeMetrics
+    .flatMap((scope) => scope.metrics)
+    .find((metric) => metric.descriptor.name === 'latch.lock.acquisitions');
+  // One series for both tenants: the label, not the key, and no span attributes.
+  expect(acquisitions?.dataPoints.map((point) => [point.attributes, point.value])).toEqual([
+    [{ 'latch.store.kind': 'memory', 'latch.lock.key': 'reports', 'latch.acquire.outcome': 'acquired' }, 2],
+  ]);
+  await locks.close();
 });

@@ -10,7 +10,7 @@ import { expect } from 'vitest';
 import type { TelemetryOptions } from '../../src/index.js';
 
 /** A metric reader the test collects on demand. */
-class CollectingReader extends MetricReader {
+export class CollectingReader extends MetricReader {
   protected override async onForceFlush(): Promise<void> {}
   protected override async onShutdown(): Promise<void> {}
 }
