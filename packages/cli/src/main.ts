@@ -3,9 +3,11 @@ import type { Env } from './aws-settings.js';
 import type { CliContext, Command } from './cli-context.js';
 import { acquireCommand } from './commands/acquire.js';
 import { forceReleaseCommand } from './commands/force-release.js';
+import { lsCommand } from './commands/ls.js';
 import { releaseCommand } from './commands/release.js';
 import { runCommand } from './commands/run.js';
 import { statusCommand } from './commands/status.js';
+import { watchCommand } from './commands/watch.js';
 import { describeFailure } from './describe-failure.js';
 import { ExitCode } from './exit-codes.js';
 import { VERSION } from './version.js';
@@ -15,6 +17,8 @@ const COMMANDS: readonly Command[] = [
   acquireCommand,
   releaseCommand,
   statusCommand,
+  lsCommand,
+  watchCommand,
   forceReleaseCommand,
 ];
 

@@ -135,7 +135,7 @@ const USAGE_MISTAKES = [
     what: 'an unknown command',
     args: ['lock', '--name', 'x'],
     code: 2,
-    line: 'latch: unknown command "lock"; commands are run, acquire, release, status, force-release. See \'latch --help\'.',
+    line: 'latch: unknown command "lock"; commands are run, acquire, release, status, ls, watch, force-release. See \'latch --help\'.',
   },
   {
     what: 'force-release without a key',
@@ -149,6 +149,30 @@ const USAGE_MISTAKES = [
     code: 2,
     line: 'latch force-release: unexpected argument "deploy/b". See \'latch force-release --help\'.',
   },
+  {
+    what: 'ls with two prefixes',
+    args: ['ls', 'deploy/', 'exports/', '--store', 's3://ci-locks'],
+    code: 2,
+    line: 'latch ls: unexpected argument "exports/". See \'latch ls --help\'.',
+  },
+  {
+    what: 'ls without a store',
+    args: ['ls', 'deploy/'],
+    code: 2,
+    line: 'latch ls: --store is required (or set LATCH_STORE), e.g. --store s3://my-bucket/locks.',
+  },
+  {
+    what: 'watch with an interval without a unit',
+    args: ['watch', '--store', 's3://ci-locks', '--interval', '5'],
+    code: 2,
+    line: 'latch watch: --interval must be a duration like 500ms, 90s, 15m, 1h or 1h30m, got "5".',
+  },
+  {
+    what: 'watch --count 0',
+    args: ['watch', '--store', 's3://ci-locks', '--count', '0'],
+    code: 2,
+    line: 'latch watch: --count must be a whole number of refreshes, 1 or more, got "0"; e.g. --count 3.',
+  },
 ];
 
 // The built CLI is run for the mistakes the issue names (and a few more); all are also run in process.
@@ -161,6 +185,8 @@ const RUN_AS_CHILD = new Set([
   'a limit of 0',
   'a limit that is not a number',
   'force-release without a key',
+  'ls with two prefixes',
+  'watch with an interval without a unit',
 ]);
 
 describe('bad input gives one clear line and a non-zero exit, before any request', () => {
@@ -220,6 +246,8 @@ describe('help and version', () => {
       'acquire',
       'release',
       'status',
+      'ls',
+      'watch',
       'force-release',
       's3://',
       's3+list://',
@@ -245,7 +273,7 @@ describe('help and version', () => {
     );
   });
 
-  test.each(['run', 'acquire', 'release', 'status', 'force-release'])(
+  test.each(['run', 'acquire', 'release', 'status', 'ls', 'watch', 'force-release'])(
     'latch %s --help and latch help %s (in process)',
     async (command) => {
       const out: string[] = [];
