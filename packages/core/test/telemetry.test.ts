@@ -5,7 +5,7 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { afterEach, expect, test } from 'vitest';
 import { nightlyReport, tracedLocks } from '../examples/telemetry.js';
 import { LockClient, LockConfigError, LockStoreError, memoryStore } from '../src/index.js';
-import { CollectingReader, telemetryHarness } from './helpers/telemetry-harness.js';
+import { CollectingReader, telemetryHarness, until } from './helpers/telemetry-harness.js';
 import { describeTelemetryScenarios } from './helpers/telemetry-scenarios.js';
 
 let shared = memoryStore();
@@ -217,4 +217,54 @@ test('the README example: spans per acquisition, metrics by key label', async ()
     [{ 'latch.store.kind': 'memory', 'latch.lock.key': 'reports', 'latch.acquire.outcome': 'acquired' }, 2],
   ]);
   await locks.close();
+});
+
+test('a lease that runs out while the store fails is recorded lost as expired', async () => {
+  const otel = telemetryHarness();
+  const store = memoryStore();
+  let failing = false;
+  const flaky = new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || !['read', 'write', 'delete', 'claim'].includes(String(property))) {
+        return value;
+      }
+      return (...args: unknown[]) => {
+        if (failing) throw new LockStoreError('store down', { retryable: true, reason: 'unavailable' });
+        return value.apply(target, args);
+      };
+    },
+  });
+  const client = new LockClient({ store: flaky, leaseMs: 300, heartbeatMs: 50, telemetry: otel.telemetry });
+  const lock = await client.acquire('k');
+  failing = true;
+  await until(() => !lock.isHeld);
+
+  expect(otel.spans('latch.hold')[0]?.attributes['latch.lost.reason']).toBe('expired');
+  expect(await otel.sum('latch.lock.lost', { 'latch.lost.reason': 'expired' })).toBe(1);
+  expect(await otel.sum('latch.store.requests', { 'latch.store.outcome': 'error' })).toBeGreaterThan(0);
+  failing = false;
+  await client.close();
+});
+
+test('a local hand-off records one hold per holder, each linked to its own attempt', async () => {
+  const otel = telemetryHarness();
+  const client = new LockClient({ store: memoryStore(), pollMs: 20, telemetry: otel.telemetry });
+  const first = await client.acquire('k');
+  const second = client.acquire('k');
+  await until(() => otel.spans('latch.acquire').length === 1);
+  await first.release();
+  await (await second).release();
+
+  const attempts = otel.spans('latch.acquire');
+  const holds = otel.spans('latch.hold');
+  expect(holds).toHaveLength(2);
+  expect(holds.map((hold) => hold.links[0]?.context.spanId)).toEqual(
+    attempts.map((attempt) => attempt.spanContext().spanId),
+  );
+  expect(holds.map((hold) => hold.attributes['latch.lock.fencing_token'])).toEqual(
+    attempts.map((attempt) => attempt.attributes['latch.lock.fencing_token']),
+  );
+  expect(await otel.sum('latch.lock.hold.duration', { 'latch.hold.outcome': 'released' })).toBe(2);
+  expect(await otel.sum('latch.lock.held')).toBe(0);
 });
