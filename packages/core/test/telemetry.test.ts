@@ -4,7 +4,7 @@ import { metrics, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { afterEach, expect, test } from 'vitest';
 import { nightlyReport, tracedLocks } from '../examples/telemetry.js';
-import { LockClient, LockConfigError, LockStoreError, memoryStore } from '../src/index.js';
+import { LockClient, LockConfigError, type LockStore, LockStoreError, memoryStore } from '../src/index.js';
 import { CollectingReader, telemetryHarness, until } from './helpers/telemetry-harness.js';
 import { describeTelemetryScenarios } from './helpers/telemetry-scenarios.js';
 
@@ -267,4 +267,34 @@ test('a local hand-off records one hold per holder, each linked to its own attem
   );
   expect(await otel.sum('latch.lock.hold.duration', { 'latch.hold.outcome': 'released' })).toBe(2);
   expect(await otel.sum('latch.lock.held')).toBe(0);
+});
+
+test("a store class with private fields works through the telemetry's store wrapper", async () => {
+  class PrivateStore implements LockStore {
+    readonly #inner = memoryStore();
+    readonly kind = 'private';
+    readonly maxRecordBytes = this.#inner.maxRecordBytes;
+    checkKey(key: string): void {
+      this.#inner.checkKey(key);
+    }
+    read(key: string) {
+      return this.#inner.read(key);
+    }
+    write(...args: Parameters<LockStore['write']>) {
+      return this.#inner.write(...args);
+    }
+    delete(key: string, version: string) {
+      return this.#inner.delete(key, version);
+    }
+    recordBytes(record: Parameters<LockStore['recordBytes']>[0]): number {
+      return this.#inner.recordBytes(record);
+    }
+  }
+  const otel = telemetryHarness();
+  const client = new LockClient({ store: new PrivateStore(), telemetry: otel.telemetry });
+  const lock = await client.acquire('k');
+  await lock.release();
+  expect(
+    await otel.sum('latch.store.requests', { 'latch.store.kind': 'private', 'latch.store.outcome': 'ok' }),
+  ).toBeGreaterThan(0);
 });

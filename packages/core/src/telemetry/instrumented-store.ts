@@ -14,7 +14,9 @@ export function instrumentStore(store: LockStore, telemetry: LockTelemetry): Loc
   return new Proxy(store, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
-      if (typeof property !== 'string' || !COUNTED.has(property) || typeof value !== 'function') return value;
+      if (typeof value !== 'function') return value;
+      // Called on the store itself, not the Proxy: a class store's #private fields need that.
+      if (typeof property !== 'string' || !COUNTED.has(property)) return value.bind(target);
       return async (key: string, ...rest: unknown[]) => {
         let result: unknown;
         try {
