@@ -2,7 +2,11 @@ import { describe } from 'vitest';
 import { startS3Backend, useBackend } from './helpers/backends.js';
 import { acquireReleaseScenarios, githubAndHandleScenarios } from './scenarios/acquire-release-scenarios.js';
 import { limitScenarios } from './scenarios/limit-scenarios.js';
-import { forceReleaseScenarios, listingScenarios } from './scenarios/operator-scenarios.js';
+import {
+  forceReleaseScenarios,
+  listingFailureScenarios,
+  listingScenarios,
+} from './scenarios/operator-scenarios.js';
 import { runScenarios } from './scenarios/run-scenarios.js';
 
 describe('the built CLI against S3 (s3://)', () => {
@@ -13,4 +17,5 @@ describe('the built CLI against S3 (s3://)', () => {
   githubAndHandleScenarios(backend);
   forceReleaseScenarios(backend);
   listingScenarios(backend);
+  listingFailureScenarios(backend);
 });

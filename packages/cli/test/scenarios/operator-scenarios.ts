@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { LockLostError } from '@latch/core';
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { Backend } from '../helpers/backends.js';
@@ -308,6 +309,59 @@ export function listingScenarios(current: () => Backend): void {
       } finally {
         await lock.release();
       }
+    });
+  });
+}
+
+/** S3 only: something that is not a lock record under the store's prefix, and a bucket that does not exist. */
+export function listingFailureScenarios(current: () => Backend): void {
+  describe('latch ls: what it cannot list', () => {
+    test('a record that cannot be read is left out and named on stderr, with the command that frees it', async () => {
+      const backend = current();
+      const prefix = `broken-${randomUUID()}/`;
+      const lock = await backend.locks.acquire(`${prefix}fine`);
+      const env = backend.env();
+      const client = new S3Client({
+        endpoint: env.AWS_ENDPOINT_URL!,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! },
+      });
+      try {
+        await client.send(
+          new PutObjectCommand({
+            Bucket: 'ci-locks',
+            Key: `pipelines/${prefix}junk`,
+            Body: 'not a lock record',
+          }),
+        );
+        const result = await runCli(['ls', prefix, '--store', backend.store, '--json'], env);
+        expect(result.code).toBe(0);
+        expect(JSON.parse(result.stdout).map((info: { key: string }) => info.key)).toEqual([`${prefix}fine`]);
+        expect(result.stderr).toMatch(
+          new RegExp(
+            `^latch ls: left out "${prefix}junk": its record cannot be read \\(.+\\); 'latch force-release ${prefix}junk' replaces it with a free one\n$`,
+          ),
+        );
+      } finally {
+        client.destroy();
+        await lock.release();
+      }
+    });
+
+    test('a missing bucket is a store error (exit 4) naming it', async () => {
+      const backend = current();
+      const result = await runCli(['ls', '--store', 's3://no-such-bucket/locks'], backend.env());
+      expect(result).toMatchObject({ code: 4, stdout: '' });
+      expect(result.stderr).toMatch(/^latch ls: store error: bucket "no-such-bucket" does not exist; .*\n$/);
+      const watch = await runCli(
+        ['watch', '--store', 's3://no-such-bucket/locks', '--count', '1'],
+        backend.env(),
+      );
+      expect(watch).toMatchObject({ code: 4, stdout: '' });
+      expect(watch.stderr).toMatch(
+        /^latch watch: store error: bucket "no-such-bucket" does not exist; .*\n$/,
+      );
     });
   });
 }
