@@ -298,3 +298,35 @@ test("a store class with private fields works through the telemetry's store wrap
     await otel.sum('latch.store.requests', { 'latch.store.kind': 'private', 'latch.store.outcome': 'ok' }),
   ).toBeGreaterThan(0);
 });
+
+test('a meter that throws leaves the spans whole', async () => {
+  const otel = telemetryHarness();
+  const boom = () => {
+    throw new Error('metrics backend down');
+  };
+  const instrument = { add: boom, record: boom };
+  const meterProvider = {
+    getMeter: () => ({
+      createHistogram: () => instrument,
+      createCounter: () => instrument,
+      createUpDownCounter: () => instrument,
+    }),
+  };
+  let renewed = 0;
+  const client = new LockClient({
+    store: memoryStore(),
+    leaseMs: 3000,
+    heartbeatMs: 20,
+    telemetry: { tracerProvider: otel.telemetry.tracerProvider, meterProvider },
+    onEvent: (event) => {
+      if (event.type === 'renewed') renewed++;
+    },
+  });
+  const lock = await client.acquire('k');
+  await until(() => renewed >= 2); // renewals, each one's metric throwing
+  await lock.release();
+  expect(otel.spans('latch.acquire')[0]?.attributes['latch.acquire.outcome']).toBe('acquired');
+  const [hold] = otel.spans('latch.hold');
+  expect(hold?.attributes['latch.hold.outcome']).toBe('released');
+  expect(hold?.events).toHaveLength(renewed);
+});

@@ -103,11 +103,15 @@ export class LockTelemetry {
         parent,
       ),
     );
-    const end = (outcome: AcquireOutcome, extra: Attributes, error?: unknown) =>
+    // Metrics and span apart: a meter that throws must not leave the span open, nor the reverse.
+    const end = (outcome: AcquireOutcome, extra: Attributes, error?: unknown) => {
+      const waitedMs = this.monotonic() - startedAt;
       this.guard(() => {
         const metricAttributes = { ...this.metricAttributes(key), 'latch.acquire.outcome': outcome };
-        this.waitDuration.record((this.monotonic() - startedAt) / 1000, metricAttributes);
+        this.waitDuration.record(waitedMs / 1000, metricAttributes);
         this.acquisitions.add(1, metricAttributes);
+      });
+      this.guard(() => {
         if (!span) return;
         span.setAttributes({ 'latch.acquire.outcome': outcome, ...extra });
         if (outcome === 'store_error' || outcome === 'error') {
@@ -115,6 +119,7 @@ export class LockTelemetry {
         }
         span.end();
       });
+    };
     return {
       acquired: (lock) => {
         end('acquired', { 'latch.lock.fencing_token': lock.fencingToken });
@@ -148,7 +153,7 @@ export class LockTelemetry {
           this.held.add(1, this.metricAttributes(event.key));
           return;
         case 'renewed':
-          this.renewals.add(1, this.metricAttributes(event.key));
+          this.guard(() => this.renewals.add(1, this.metricAttributes(event.key)));
           this.holds.get(holdId(event.key, event.fencingToken))?.span?.addEvent('latch.lock.renewed');
           return;
         case 'released':
@@ -166,16 +171,17 @@ export class LockTelemetry {
     const hold = this.holds.get(id);
     if (!hold) return;
     this.holds.delete(id);
-    const attributes = this.metricAttributes(event.key);
-    this.held.add(-1, attributes);
-    this.holdDuration.record((this.monotonic() - hold.startedAt) / 1000, {
-      ...attributes,
-      'latch.hold.outcome': event.type,
+    const heldMs = this.monotonic() - hold.startedAt;
+    this.guard(() => {
+      const attributes = this.metricAttributes(event.key);
+      this.held.add(-1, attributes);
+      this.holdDuration.record(heldMs / 1000, { ...attributes, 'latch.hold.outcome': event.type });
+      if (event.type === 'lost') {
+        this.lost.add(1, { ...attributes, 'latch.lost.reason': lossReason(event.error) });
+      }
     });
-    if (event.type === 'lost') {
-      this.lost.add(1, { ...attributes, 'latch.lost.reason': lossReason(event.error) });
-    }
-    if (hold.span) endHoldSpan(this.api, hold.span, event.type === 'lost' ? event.error : undefined);
+    const span = hold.span;
+    if (span) this.guard(() => endHoldSpan(this.api, span, event.type === 'lost' ? event.error : undefined));
   }
 
   /**
