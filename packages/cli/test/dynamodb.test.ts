@@ -2,7 +2,7 @@ import { describe } from 'vitest';
 import { startDynamoBackend, useBackend } from './helpers/backends.js';
 import { acquireReleaseScenarios } from './scenarios/acquire-release-scenarios.js';
 import { limitScenarios } from './scenarios/limit-scenarios.js';
-import { forceReleaseScenarios, listingScenarios } from './scenarios/operator-scenarios.js';
+import { forceReleaseScenarios, listingScenarios, watchScenarios } from './scenarios/operator-scenarios.js';
 import { runScenarios } from './scenarios/run-scenarios.js';
 
 describe('the built CLI against DynamoDB (dynamodb://)', () => {
@@ -12,4 +12,5 @@ describe('the built CLI against DynamoDB (dynamodb://)', () => {
   limitScenarios(backend);
   forceReleaseScenarios(backend);
   listingScenarios(backend);
+  watchScenarios(backend);
 });

@@ -6,6 +6,7 @@ import {
   forceReleaseScenarios,
   listingFailureScenarios,
   listingScenarios,
+  watchScenarios,
 } from './scenarios/operator-scenarios.js';
 import { runScenarios } from './scenarios/run-scenarios.js';
 
@@ -17,5 +18,6 @@ describe('the built CLI against S3 (s3://)', () => {
   githubAndHandleScenarios(backend);
   forceReleaseScenarios(backend);
   listingScenarios(backend);
+  watchScenarios(backend);
   listingFailureScenarios(backend);
 });

@@ -9,6 +9,8 @@ export interface TerminalCli {
   screen(): string;
   /** Types text, as someone at the keyboard would. */
   type(text: string): void;
+  /** True once the CLI (and the terminal around it) has exited. */
+  exited(): boolean;
   result: Promise<{ code: number | null; screen: string }>;
 }
 
@@ -29,7 +31,12 @@ export function startCliInTerminal(args: string[], env: Record<string, string>):
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, screen }));
   });
-  return { screen: () => screen, type: (text) => child.stdin.write(text), result };
+  return {
+    screen: () => screen,
+    type: (text) => child.stdin.write(text),
+    exited: () => child.exitCode !== null || child.signalCode !== null,
+    result,
+  };
 }
 
 function shellQuote(word: string): string {
