@@ -26,8 +26,9 @@ Options:
   -h, --help      Show this help
 
 Requests: those of listing the store once. s3:// and s3+list://: one ListObjectsV2 per 1,000
-objects under the prefix, and (s3://) one GetObject per lock; dynamodb://: one Scan per 1 MB
-of the table. Its cost grows with the number of locks, so narrow it with a prefix.
+objects under the prefix, then one GetObject per lock (s3+list://: per held lock); dynamodb://:
+one Scan per 1 MB of the whole table (DynamoDB cannot look up a prefix of keys). The cost grows
+with the number of locks.
 
 Exit codes: 0 listed (even none), 2 bad usage, 4 store error.`;
 
@@ -39,7 +40,7 @@ const flags = {
 
 export const lsCommand: Command = {
   name: 'ls',
-  summary: 'List every lock (under a prefix): state, holder, context, since, lease left, token',
+  summary: 'List the locks under a prefix: state, holder, context, lease left, token',
   help,
   async execute(args, ctx) {
     const { values, positionals } = parseFlagsAndArguments('latch ls', args, flags, 1);
