@@ -76,7 +76,7 @@ export class LeaseKeeper {
       error: new LockLostError(
         this.lock.key,
         'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)',
-        { maybeApplied: this.unsure },
+        { maybeApplied: this.unsure, reason: 'expired' },
       ),
     });
   }
@@ -195,7 +195,10 @@ export class LeaseKeeper {
         !(error instanceof LockLostError) &&
         !(error instanceof LockStoreError)
       ) {
-        const lost = new LockLostError(this.lock.key, `renewal failed: ${error.message}`, { cause: error });
+        const lost = new LockLostError(this.lock.key, `renewal failed: ${error.message}`, {
+          cause: error,
+          reason: 'failed',
+        });
         this.lock.leaseOutcome({ outcome: 'lost', error: lost });
         return;
       }

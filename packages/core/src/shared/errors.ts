@@ -72,15 +72,28 @@ export class LockTimeoutError extends LockError {
 }
 
 /** The lease was lost: stolen, expired before a renewal landed, or renewal kept failing. */
+/**
+ * Why a held lock was lost: `taken` (the record shows it freed or held by another acquisition),
+ * `expired` (the lease ran out before a renewal could land), `failed` (a renewal met an error
+ * that ends the lease, such as a corrupted record).
+ */
+export type LockLossReason = 'taken' | 'expired' | 'failed';
+
 export class LockLostError extends LockError {
   readonly key: string;
+  /** Why the lock was lost: for metrics and alerts, without reading the message. */
+  readonly reason: LockLossReason;
   /**
    * True when the write that found the lock lost (an update, extend or release) may have been
    * stored before the loss: its answer was lost. False means it was certainly not stored.
    */
   readonly maybeApplied: boolean;
 
-  constructor(key: string, why: string, options?: { cause?: unknown; maybeApplied?: boolean }) {
+  constructor(
+    key: string,
+    why: string,
+    options?: { cause?: unknown; maybeApplied?: boolean; reason?: LockLossReason },
+  ) {
     super(
       'LOCK_LOST',
       `Lock "${key}" was lost: ${why}`,
@@ -88,6 +101,7 @@ export class LockLostError extends LockError {
     );
     this.key = key;
     this.maybeApplied = options?.maybeApplied ?? false;
+    this.reason = options?.reason ?? 'taken';
   }
 }
 
