@@ -7,6 +7,7 @@ export { LockClient } from './client/lock-client.js';
 export type { LockHolderInfo, LockInfo } from './client/lock-info.js';
 export type {
   AcquireOptions,
+  ListOptions,
   LockClientOptions,
   ResumeOptions,
   TryAcquireOptions,

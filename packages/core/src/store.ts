@@ -5,6 +5,8 @@ export type { LeaseHolder, LockRecord, SlotHolder, VersionedRecord } from './con
 export type {
   ClaimOutcome,
   ClaimRequest,
+  ListedKey,
+  ListPage,
   LockStore,
   WriteCondition,
   WriteOutcome,

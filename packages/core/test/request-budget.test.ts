@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBLocal, type S3Server, startDynamoDBLocal, startS3Server } from '@latch/testing';
+import { freeRecord } from '@latch/testing/conformance';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { dynamoStore, ensureLockTable, LockClient, s3ListStore, s3Store } from '../src/index.js';
 import { countRequests, type RequestCounter } from './helpers/count-requests.js';
@@ -63,6 +64,18 @@ describe('request budget on DynamoDB', () => {
     expect(await client().tryAcquire(key)).toBeNull();
     expect(counter.count).toBe(1);
     await holder.release();
+  });
+
+  test('list: 1 Scan per page of 1 MB read (the records come with it), whatever the prefix', async () => {
+    const base = freshKey();
+    const a = client();
+    for (let i = 0; i < 20; i++) await (await a.acquire(`${base}/${i}`)).release();
+    counter.reset();
+    let listed = 0;
+    for await (const _ of client().list(`${base}/`)) listed++;
+    expect(listed).toBe(20);
+    // The table is far under 1 MB: one page.
+    expect(counter.byCommand).toEqual(new Map([['ScanCommand', 1]]));
   });
 });
 
@@ -150,6 +163,29 @@ describe('request budget on S3', () => {
     expect(counter.count).toBeLessThanOrEqual(2);
     await holder.release();
   });
+
+  test('list: 1 ListObjectsV2 per 1,000 keys and 1 GetObject per lock, at most 8 GetObjects at once', async () => {
+    const base = freshKey();
+    const store = s3Store({ client: sdk, bucket: 'locks' });
+    const keys = Array.from({ length: 1001 }, (_, i) => `${base}/${i}`);
+    for (let i = 0; i < keys.length; i += 50) {
+      await Promise.all(
+        keys.slice(i, i + 50).map((key) => store.write(key, freeRecord(1), { absent: true })),
+      );
+    }
+    const reads = inFlight(sdk, 'GetObjectCommand');
+    counter.reset();
+    let listed = 0;
+    for await (const _ of client().list(`${base}/`)) listed++;
+    expect(listed).toBe(1001);
+    expect(counter.byCommand).toEqual(
+      new Map([
+        ['ListObjectsV2Command', 2],
+        ['GetObjectCommand', 1001],
+      ]),
+    );
+    expect(reads.most).toBe(8);
+  }, 60_000);
 
   test('local waiters share one poller and get the lock handed over with one write', async () => {
     const key = freshKey();
@@ -254,6 +290,24 @@ describe('request budget of the S3 list strategy (no conditional writes)', () =>
     await holder.release();
   });
 });
+
+/** The most requests of one command the client had in flight at once, from now on. */
+function inFlight(client: S3Client, command: string): { readonly most: number } {
+  const seen = { now: 0, most: 0 };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== command) return next(args);
+      seen.most = Math.max(seen.most, ++seen.now);
+      try {
+        return await next(args);
+      } finally {
+        seen.now--;
+      }
+    },
+    { step: 'deserialize', name: `latchTestInFlight${command}`, priority: 'low' },
+  );
+  return seen;
+}
 
 describe('request budget of a semaphore (limit 3)', () => {
   let ddb: DynamoDBLocal;

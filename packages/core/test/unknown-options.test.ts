@@ -126,6 +126,11 @@ const CASES: Case[] = [
     'campaign(): unknown option onDemote; did you mean onDemoted?',
   ],
   [
+    'list()',
+    onClient((locks) => locks.list('reports/', { singal: undefined } as never)),
+    'list(): unknown option singal; did you mean signal?',
+  ],
+  [
     'lock.release()',
     () => withHeldLock((lock) => lock.release({ dat: { rows: 1 } } as never)),
     'lock.release(): unknown option dat; did you mean data?',

@@ -1,5 +1,5 @@
 // Longer than ~300 lines on purpose: LockClient is the public API in one class (acquire,
-// tryAcquire, withLock, acquireAll, inspect, release, resume, forceRelease, campaign, close) with its
+// tryAcquire, withLock, acquireAll, inspect, list, release, resume, forceRelease, campaign, close) with its
 // documentation. Each method checks its input and delegates: waiting to the key's KeyQueue,
 // keep-alive to the Lock's LeaseKeeper, the protocol to the lease engine.
 import type { ClaimResult, Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
@@ -23,7 +23,14 @@ import { checkOptionKeys } from '../shared/option-keys.js';
 import { backoffMs } from '../shared/retry.js';
 import type { Scheduler } from '../shared/scheduler.js';
 import { sleep } from '../shared/sleep.js';
-import { checkDuration, checkKeyShape, checkSignal, checkWait, describe } from '../shared/validation.js';
+import {
+  checkDuration,
+  checkKeyPrefix,
+  checkKeyShape,
+  checkSignal,
+  checkWait,
+  describe,
+} from '../shared/validation.js';
 import type { LockTelemetry } from '../telemetry/lock-telemetry.js';
 import { KeyQueue } from '../waiting/key-queue.js';
 import type { QueueHost } from '../waiting/queue-host.js';
@@ -44,6 +51,8 @@ import { describeRecord, type LockInfo } from './lock-info.js';
 import {
   ACQUIRE_OPTION_KEYS,
   type AcquireOptions,
+  LIST_OPTION_KEYS,
+  type ListOptions,
   type LockClientOptions,
   NOT_FOR_TRY_ACQUIRE,
   RESUME_OPTION_KEYS,
@@ -219,6 +228,34 @@ export class LockClient implements LockHost {
     this.checkKey(key);
     const current = await this.engine.read(key);
     return describeRecord(key, current, this.time.now()) as LockInfo<T>;
+  }
+
+  /**
+   * Every lock whose key starts with `prefix` (all of them when omitted), each as `inspect`
+   * reports it. Memory, S3 and the S3 list strategy list in key order (by UTF-8 bytes), DynamoDB
+   * in no particular order. A record that cannot be read is left out and reported as an
+   * `unreadable` event. A bad prefix, or a store that cannot list, throws LockConfigError here,
+   * before any request.
+   */
+  list<T = unknown>(prefix?: string, options: ListOptions = {}): AsyncIterable<LockInfo<T>> {
+    if (typeof options !== 'object' || options === null)
+      throw new LockConfigError(`list() options must be an object, got ${describe(options)}.`);
+    checkOptionKeys('list()', options, LIST_OPTION_KEYS);
+    const keyPrefix = checkKeyPrefix('list()', prefix);
+    // A prefix longer than any key the store takes matches none: refused as such a key would be.
+    if (keyPrefix !== '') this.engine.checkKey(keyPrefix);
+    const signal = checkSignal('signal', options.signal);
+    this.engine.checkList();
+    return this.listed<T>(keyPrefix, signal);
+  }
+
+  private async *listed<T>(prefix: string, signal: AbortSignal | undefined): AsyncGenerator<LockInfo<T>> {
+    signal?.throwIfAborted();
+    for await (const found of this.engine.list(prefix, signal)) {
+      signal?.throwIfAborted();
+      if (found.error) this.report({ type: 'unreadable', key: found.key, error: found.error });
+      else yield describeRecord(found.key, found.current, this.time.now()) as LockInfo<T>;
+    }
   }
 
   /** Releases the acquisition named by `handle` (from `lock.handle`, possibly in another process). */

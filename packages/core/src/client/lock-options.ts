@@ -130,6 +130,14 @@ export const NOT_FOR_TRY_ACQUIRE: Record<Exclude<keyof AcquireOptions, keyof Try
   failFastOnStoreError: 'tryAcquire() always reports a store error at once.',
 };
 
+/** The options of list(). */
+export interface ListOptions {
+  /** Stops the listing: the iteration rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+const LIST_OPTIONS: Record<keyof ListOptions, true> = { signal: true };
+export const LIST_OPTION_KEYS = Object.keys(LIST_OPTIONS);
+
 /** The options of resume(). */
 export type ResumeOptions = Pick<AcquireOptions, 'heartbeatMs' | 'onLost'>;
 const RESUME_OPTIONS: Record<keyof ResumeOptions, true> = { heartbeatMs: true, onLost: true };

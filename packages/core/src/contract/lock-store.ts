@@ -1,3 +1,4 @@
+import type { LockCorruptedError } from '../shared/errors.js';
 import type { LockRecord, VersionedRecord } from './lock-record.js';
 
 /** What a conditional write must find to apply. */
@@ -47,6 +48,12 @@ export interface LockStore {
   delete(key: string, version: string): Promise<WriteOutcome>;
   /** Optional one-request claim; the protocol uses it when present. */
   claim?(key: string, request: ClaimRequest): Promise<ClaimOutcome>;
+  /**
+   * Optional, for `locks.list()`: one page of the keys that start with `prefix` ('' for every key
+   * of this store), starting at `cursor` (undefined for the first page). Each key comes once, on
+   * one page. Without this method `locks.list()` throws a LockConfigError before any request.
+   */
+  list?(prefix: string, cursor?: string): Promise<ListPage>;
   /** Serialised size of a record in this store, to reject oversized data before sending. */
   recordBytes(record: LockRecord): number;
 }
@@ -54,3 +61,25 @@ export interface LockStore {
 export type ClaimOutcome =
   | { ok: true; version: string; record: LockRecord }
   | { ok: false; current: VersionedRecord | null; maybeApplied?: boolean };
+
+/** One page of `LockStore.list`. */
+export interface ListPage {
+  /** Keys on this page, in the store's order. */
+  keys: ListedKey[];
+  /** What to pass as `cursor` for the next page; undefined on the last page. */
+  cursor?: string | undefined;
+}
+
+/**
+ * One key a listing found. A store whose listing answer carries the records (a DynamoDB Scan)
+ * gives `current`, or `error` for one it cannot decode; a store whose listing names keys only
+ * (S3's ListObjectsV2) gives neither, and the client then reads the key (`read`), at most a few
+ * at a time. A key whose record is gone by then is left out.
+ */
+export interface ListedKey {
+  key: string;
+  /** The key's record, when the listing answer carried it. */
+  current?: VersionedRecord | undefined;
+  /** The key's record cannot be read (a corrupted record, or something else stored under the key). */
+  error?: LockCorruptedError | undefined;
+}

@@ -1,5 +1,6 @@
 import type { LockRecord, VersionedRecord } from '../contract/lock-record.js';
 import type { ResolvedClock } from '../shared/clock.js';
+import type { LockCorruptedError } from '../shared/errors.js';
 import type { RetryPolicy } from '../shared/retry.js';
 
 /** What a caller asks for when acquiring: lease length (Infinity = fail-closed) and context. */
@@ -101,7 +102,22 @@ export interface LeaseEngine {
   leaseFromHandle(key: string, lockId: string): Promise<LeaseState>;
   /** Frees `key` whoever holds it; false when it was free. */
   forceRelease(key: string): Promise<boolean>;
+  /** Throws LockConfigError when this engine's store cannot list its keys. */
+  checkList(): void;
+  /**
+   * Every key that starts with `prefix`, each with what `read` would return for it (or the
+   * error that says why it cannot be read), in the store's listing order.
+   */
+  list(prefix: string, signal?: AbortSignal): AsyncIterable<ListedLock>;
 }
+
+/** A key `list` found: its record as `read` returns it (null: free), or why it cannot be read. */
+export type ListedLock =
+  | { key: string; current: VersionedRecord | null; error?: undefined }
+  | { key: string; error: LockCorruptedError };
+
+/** How many records a listing reads at once, for stores whose listing names keys only. */
+export const LIST_READS_AT_ONCE = 8;
 
 /** What a LockClient hands to a store that brings its own engine. */
 export interface EngineEnvironment {

@@ -1,4 +1,4 @@
-import type { HolderSummary, LockLostError } from './errors.js';
+import type { HolderSummary, LockCorruptedError, LockLostError } from './errors.js';
 
 /** Fields every lock event carries. */
 interface LockEventBase {
@@ -31,6 +31,11 @@ export type LockEvent =
    * still runs out by itself; a fail-closed one needs forceRelease.
    */
   | (LockEventBase & { type: 'unsettled'; error: unknown })
+  /**
+   * `list()` left out a key whose record cannot be read: a corrupted record, or something under
+   * the store's prefix that is not a lock record. `error` says which key and why.
+   */
+  | (LockEventBase & { type: 'unreadable'; error: LockCorruptedError })
   /**
    * An attempt ended without the lock: `tryAcquire` found it held ('busy'), `acquire` ran out
    * of `waitMs` ('timeout'), or its signal aborted the wait ('aborted').

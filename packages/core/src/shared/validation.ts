@@ -16,6 +16,22 @@ export function checkKeyShape(key: unknown): asserts key is string {
   }
 }
 
+/** A key prefix to list under: a string ('' or undefined: every key), refused as a key would be otherwise. */
+export function checkKeyPrefix(where: string, prefix: unknown): string {
+  if (prefix === undefined) return '';
+  if (typeof prefix !== 'string') {
+    throw new LockConfigError(
+      `${where} prefix must be a string of the keys' first characters, got ${describe(prefix)}.`,
+    );
+  }
+  if (LONE_SURROGATE.test(prefix)) {
+    throw new LockConfigError(
+      `${where} prefix ${JSON.stringify(prefix.slice(0, 40))} contains a lone UTF-16 surrogate, which has no UTF-8 form, so no key starts with it.`,
+    );
+  }
+  return prefix;
+}
+
 export function checkKeyBytes(key: string, maxBytes: number, where: string): void {
   const bytes = Buffer.byteLength(key, 'utf8');
   if (bytes > maxBytes) {

@@ -1,13 +1,15 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient, ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { LockRecord, VersionedRecord } from '../contract/lock-record.js';
 import type {
   ClaimOutcome,
   ClaimRequest,
+  ListedKey,
+  ListPage,
   LockStore,
   WriteCondition,
   WriteOutcome,
 } from '../contract/lock-store.js';
-import { LockConfigError } from '../shared/errors.js';
+import { LockConfigError, LockCorruptedError } from '../shared/errors.js';
 import { checkOptionKeys } from '../shared/option-keys.js';
 import { checkKeyBytes, describe } from '../shared/validation.js';
 import type { DynamoDBClientLike } from './aws-client.js';
@@ -76,6 +78,7 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
     sortKey === undefined ? [partitionKey] : [partitionKey, sortKey],
   );
   const allNames: Record<string, string> = { ...RECORD_NAMES, '#pk': partitionKey };
+  if (sortKey !== undefined) allNames['#sk'] = sortKey;
   // DynamoDB rejects unused placeholders, so each request names only the ones it uses.
   const namesIn = (...expressions: string[]): Record<string, string> => {
     const names: Record<string, string> = {};
@@ -183,6 +186,55 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
         return conditionFailed(key, error, op('DeleteItem', key, true));
       }
       return { ok: true, version };
+    },
+
+    /**
+     * One Scan page (up to 1 MB of items read), filtered to lock items whose key starts with
+     * `prefix`: a prefix of partition keys cannot be queried. Items come in no key order.
+     */
+    async list(prefix, cursor): Promise<ListPage> {
+      const { ScanCommand } = await loadDynamoSdk();
+      const conditions: string[] = [];
+      const values: Item = {};
+      if (prefix !== '') {
+        conditions.push('begins_with(#pk, :prefix)');
+        values[':prefix'] = s(prefix);
+      }
+      // A table shared with other items: only those with the lock sort key value are locks.
+      if (sortKey !== undefined) {
+        conditions.push('#sk = :sk');
+        values[':sk'] = s(sortKeyValue!);
+      }
+      const filter = conditions.length > 0 ? conditions.join(' AND ') : undefined;
+      let page: ScanCommandOutput;
+      try {
+        page = await client.send(
+          new ScanCommand({
+            TableName: table,
+            ConsistentRead: true,
+            ExclusiveStartKey: cursor === undefined ? undefined : (JSON.parse(cursor) as Item),
+            ...(filter && {
+              FilterExpression: filter,
+              ExpressionAttributeNames: namesIn(filter),
+              ExpressionAttributeValues: values,
+            }),
+          }),
+        );
+      } catch (error) {
+        throw toLockStoreError(error, op('Scan', prefix, false));
+      }
+      const keys: ListedKey[] = [];
+      for (const item of page.Items ?? []) {
+        const key = item[partitionKey]?.S;
+        if (key === undefined) continue;
+        try {
+          keys.push({ key, current: decodeItem(key, item, keyNames) });
+        } catch (error) {
+          if (!(error instanceof LockCorruptedError)) throw error;
+          keys.push({ key, error });
+        }
+      }
+      return { keys, cursor: page.LastEvaluatedKey && JSON.stringify(page.LastEvaluatedKey) };
     },
 
     async claim(key, request: ClaimRequest): Promise<ClaimOutcome> {

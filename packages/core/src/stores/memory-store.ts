@@ -1,7 +1,8 @@
 import type { LockRecord, VersionedRecord } from '../contract/lock-record.js';
-import type { LockStore, WriteCondition, WriteOutcome } from '../contract/lock-store.js';
+import type { ListedKey, LockStore, WriteCondition, WriteOutcome } from '../contract/lock-store.js';
 import { decodeRecord, encodeRecord } from '../contract/record-codec.js';
 import { LockConfigError, LockCorruptedError } from '../shared/errors.js';
+import { compareUtf8 } from '../shared/key-order.js';
 import { checkOptionKeys } from '../shared/option-keys.js';
 import { checkMaxRecordBytes } from '../shared/validation.js';
 
@@ -13,12 +14,15 @@ export interface MemoryStoreOptions {
 const MEMORY_STORE_OPTIONS: Record<keyof MemoryStoreOptions, true> = { maxRecordBytes: true };
 const MEMORY_STORE_OPTION_KEYS = Object.keys(MEMORY_STORE_OPTIONS);
 
+/** Keys per page of a listing: S3's page size, so that paging is exercised in process too. */
+const LIST_PAGE_KEYS = 1000;
+
 export interface MemoryStore extends LockStore {
   /** Raw JSON documents by key, for tests that look at or tamper with what is stored. */
   readonly documents: Map<string, { version: string; text: string }>;
   /**
-   * Requests sent to this store so far (each read, write and delete), for tests that count what
-   * an operation costs, or show that a refused call sent nothing.
+   * Requests sent to this store so far (each read, write, delete and page of a listing), for
+   * tests that count what an operation costs, or show that a refused call sent nothing.
    */
   readonly requestCount: number;
 }
@@ -42,6 +46,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return { version: doc.version, record: decodeRecord(key, doc.text) };
     } catch (error) {
       throw error instanceof LockCorruptedError ? error.withVersion(doc.version) : error;
+    }
+  };
+
+  const listed = (key: string): ListedKey => {
+    try {
+      return { key, current: current(key)! };
+    } catch (error) {
+      if (error instanceof LockCorruptedError) return { key, error };
+      throw error;
     }
   };
 
@@ -80,6 +93,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       if (documents.get(key)?.version !== version) return { ok: false };
       documents.delete(key);
       return { ok: true, version };
+    },
+    // Pages of LIST_PAGE_KEYS in key order, as S3 lists them, each carrying its records.
+    async list(prefix, cursor) {
+      requestCount++;
+      const keys = [...documents.keys()]
+        .filter((key) => key.startsWith(prefix) && (cursor === undefined || compareUtf8(key, cursor) > 0))
+        .sort(compareUtf8);
+      const page = keys.slice(0, LIST_PAGE_KEYS);
+      return { keys: page.map(listed), cursor: keys.length > page.length ? page.at(-1) : undefined };
     },
   };
 }

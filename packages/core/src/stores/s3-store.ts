@@ -1,5 +1,6 @@
+import type { ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
 import type { LockRecord, VersionedRecord } from '../contract/lock-record.js';
-import type { LockStore, WriteCondition, WriteOutcome } from '../contract/lock-store.js';
+import type { ListedKey, ListPage, LockStore, WriteCondition, WriteOutcome } from '../contract/lock-store.js';
 import { decodeRecord, encodeRecord } from '../contract/record-codec.js';
 import { LockConfigError, LockCorruptedError, LockStoreError } from '../shared/errors.js';
 import { checkKeyBytes, checkMaxRecordBytes } from '../shared/validation.js';
@@ -104,6 +105,34 @@ export function s3Store(options: S3StoreOptions): LockStore {
       return { ok: true, version: etag };
     },
 
+    /**
+     * One ListObjectsV2 page (up to 1,000 keys, in key order); the client then reads each key.
+     * An object too large to be a record is reported unreadable without being fetched.
+     */
+    async list(listPrefix, cursor): Promise<ListPage> {
+      const { ListObjectsV2Command } = await loadS3Sdk();
+      let page: ListObjectsV2CommandOutput;
+      try {
+        page = await client.send(
+          new ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: prefix + listPrefix,
+            ContinuationToken: cursor,
+          }),
+        );
+      } catch (error) {
+        throw toLockStoreError(error, op('ListObjectsV2', listPrefix, false));
+      }
+      const keys: ListedKey[] = [];
+      for (const { Key: objectKey, Size: size = 0 } of page.Contents ?? []) {
+        // The prefix itself (a "folder" object) names no key.
+        if (!objectKey?.startsWith(prefix) || objectKey.length === prefix.length) continue;
+        const key = objectKey.slice(prefix.length);
+        keys.push(size <= maxRecordBytes ? { key } : { key, error: tooLargeForRecord(key, size) });
+      }
+      return { keys, cursor: page.IsTruncated ? page.NextContinuationToken : undefined };
+    },
+
     async delete(key, version): Promise<WriteOutcome> {
       const { DeleteObjectCommand } = await loadS3Sdk();
       const operation = op('DeleteObject', key, true);
@@ -115,6 +144,10 @@ export function s3Store(options: S3StoreOptions): LockStore {
       return { ok: true, version };
     },
   };
+}
+
+function tooLargeForRecord(key: string, size: number): LockCorruptedError {
+  return new LockCorruptedError(key, `the object is ${size} bytes, larger than any lock record`);
 }
 
 function missingEtag(operation: AwsOperation, applied: boolean): LockStoreError {

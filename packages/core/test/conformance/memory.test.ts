@@ -12,12 +12,20 @@ describeLockConformance({
       shared,
       () => new LockStoreError('memory store: writes are broken for this test', { retryable: true }),
     );
+    let listRequests = 0;
+    store.list = (prefix, cursor) => {
+      listRequests++;
+      return shared.list!(prefix, cursor);
+    };
     return {
       store: () => store,
       breakWrites,
+      listRequests: () => listRequests,
       corrupt: async (key) => {
         shared.documents.set(key, { version: 'corrupt-1', text: '{"latch":1,"token":"seven"' });
       },
     };
   },
+  // Pages of 1,000 keys, as on S3.
+  listPagingLocks: 1001,
 });

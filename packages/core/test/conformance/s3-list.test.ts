@@ -47,5 +47,6 @@ describeLockConformance({
     takeoverTrace: 'a takeover leaves no record once its object is deleted',
     newHolderInLoss: "a force-released holder notices its deleted object before anyone else's",
     semaphores: 'a semaphore keeps every holder in one record, which needs compare-and-swap',
+    listFree: 'a released lock leaves no object, and an expired one is not a holder any more',
   },
 });

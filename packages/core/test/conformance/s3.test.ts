@@ -13,6 +13,7 @@ describeLockConformance({
     const store = s3Store({ client, bucket: 'locks', prefix: 'latch/' });
     return {
       store: () => store,
+      listRequests: () => server.requestLog.filter((entry) => entry.op === 'ListObjectsV2').length,
       breakWrites: () => {
         const fault = server.faults.internalError({ op: ['PutObject', 'DeleteObject'] });
         return () => fault.remove();
@@ -28,4 +29,6 @@ describeLockConformance({
       },
     };
   },
+  // ListObjectsV2 answers at most 1,000 keys a page.
+  listPagingLocks: 1001,
 });

@@ -15,7 +15,9 @@ import * as latch from '../../src/index.js';
 import {
   dynamoStore,
   ensureLockTable,
+  LockClient,
   LockConfigError,
+  type LockEvent,
   type LockStore,
   LockStoreError,
 } from '../../src/index.js';
@@ -72,6 +74,7 @@ function tamperer(table: string, key: (k: string) => Record<string, AttributeVal
 describeStoreContract({
   latch,
   name: 'dynamodb',
+  list: true,
   claim: true,
   start: async () => ({
     store: dynamoStore({ client: client(), table: 'locks' }),
@@ -84,6 +87,7 @@ describeStoreContract({
 describeStoreContract({
   latch,
   name: 'dynamodb with a sort key',
+  list: true,
   claim: true,
   start: async () => ({
     store: dynamoStore({
@@ -329,6 +333,72 @@ describe('dynamoStore errors', () => {
       });
       expect(await direct().read(key)).toBeNull();
     });
+  });
+});
+
+describe('dynamoStore list', () => {
+  /** Every lock a listing yields, and the unreadable events it reported. */
+  async function listed(store: LockStore, prefix: string) {
+    const events: LockEvent[] = [];
+    const locks = new LockClient({ store, onEvent: (event) => events.push(event) });
+    const found = [];
+    for await (const info of locks.list(prefix)) found.push(info);
+    return { found, unreadable: events.filter((event) => event.type === 'unreadable') };
+  }
+
+  it('follows LastEvaluatedKey across Scan pages of 1 MB: 5 records of 300 KB take at least two', async () => {
+    await ensureLockTable(admin, { table: 'list-pages' });
+    const c = client();
+    const counter = countRequests(c);
+    const store = dynamoStore({ client: c, table: 'list-pages' });
+    const keys = ['big/1', 'big/2', 'big/3', 'big/4', 'big/5'];
+    for (const [i, key] of keys.entries()) {
+      const record = freeRecord(i + 1, { blob: String(i).repeat(300_000) });
+      expect((await store.write(key, record, { absent: true })).ok).toBe(true);
+    }
+    counter.reset();
+    const { found } = await listed(store, 'big/');
+    expect(found.map((info) => info.key).sort()).toEqual(keys);
+    for (const info of found) {
+      expect(info.data).toEqual({ blob: String(info.fencingToken - 1).repeat(300_000) });
+    }
+    // Records come with the Scan: no GetItem, and at least one Scan more than a single page.
+    expect(counter.byCommand.get('GetItemCommand')).toBeUndefined();
+    expect(counter.byCommand.get('ScanCommand')).toBeGreaterThanOrEqual(2);
+  });
+
+  it('lists only lock items whose key starts with the prefix: not items with another sort key value', async () => {
+    const store = dynamoStore({ client: admin, table: 'locks-sk', partitionKey: 'id', sortKey: 'kind' });
+    const base = `list/${randomUUID()}`;
+    for (const key of [`${base}/a`, `${base}/b`, `${base}-other`]) {
+      expect((await store.write(key, freeRecord(3), { absent: true })).ok).toBe(true);
+    }
+    // Something else kept in the same table, under the same partition key as a lock.
+    await admin.send(
+      new PutItemCommand({ TableName: 'locks-sk', Item: { id: { S: `${base}/a` }, kind: { S: 'audit' } } }),
+    );
+    const { found, unreadable } = await listed(store, `${base}/`);
+    expect(found.map((info) => [info.key, info.fencingToken]).sort()).toEqual([
+      [`${base}/a`, 3],
+      [`${base}/b`, 3],
+    ]);
+    expect(unreadable).toEqual([]);
+  });
+
+  it('reports an item it cannot read as unreadable, from the Scan alone', async () => {
+    const c = client();
+    const counter = countRequests(c);
+    const store = dynamoStore({ client: c, table: 'locks' });
+    const base = `list/${randomUUID()}`;
+    expect((await store.write(`${base}/good`, freeRecord(1), { absent: true })).ok).toBe(true);
+    await admin.send(
+      new PutItemCommand({ TableName: 'locks', Item: { pk: { S: `${base}/bad` }, latch: { N: '1' } } }),
+    );
+    counter.reset();
+    const { found, unreadable } = await listed(store, `${base}/`);
+    expect(found.map((info) => info.key)).toEqual([`${base}/good`]);
+    expect(unreadable.map((event) => event.key)).toEqual([`${base}/bad`]);
+    expect(counter.byCommand.get('GetItemCommand')).toBeUndefined();
   });
 });
 

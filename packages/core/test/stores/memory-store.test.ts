@@ -6,6 +6,7 @@ import { LockClient, LockConfigError, memoryStore } from '../../src/index.js';
 describeStoreContract({
   latch,
   name: 'memory',
+  list: true,
   claim: typeof memoryStore().claim === 'function',
   start: async () => {
     const store = memoryStore();

@@ -334,6 +334,68 @@ describe('s3ListStore: renewal', () => {
   });
 });
 
+describe('s3ListStore: list', () => {
+  /** Every lock a listing yields. */
+  async function listed(prefix: string, sdk = s3) {
+    const found = [];
+    for await (const info of new LockClient({ store: store(sdk) }).list(prefix)) found.push(info);
+    return found;
+  }
+
+  test('lists every lock with an object as inspect shows it, in key order, across ListObjectsV2 pages', async () => {
+    const base = freshName('list-pages');
+    const now = Date.now();
+    // 1,001 live holders, written as contenders would write them: more than one page of keys.
+    const names = Array.from({ length: 1001 }, (_, i) => `${base}/${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < names.length; i += 50) {
+      await Promise.all(
+        names.slice(i, i + 50).map((name) => {
+          const created = now - 1000;
+          return putObject(
+            `${PREFIX}${name}.${created}.${randomUUID()}.${now + 60_000}`,
+            contenderBody('host-a', created),
+          );
+        }),
+      );
+    }
+    const own = new S3Client(server.clientConfig());
+    const counter = countRequests(own);
+    const found = await listed(`${base}/`, own);
+    expect(found.map((info) => info.key)).toEqual(names);
+    expect(found.every((info) => info.state === 'held' && info.owner === 'host-a')).toBe(true);
+    expect(Object.fromEntries(counter.byCommand)).toEqual({
+      ListObjectsV2Command: 2,
+      GetObjectCommand: 1001,
+    });
+    own.destroy();
+  }, 60_000);
+
+  test('a lock whose objects all expired is free; objects of locks whose names extend it are theirs; other objects are ignored', async () => {
+    const base = freshName('list-names');
+    const now = Date.now();
+    const object = (name: string, created: number, expires: number) =>
+      putObject(
+        `${PREFIX}${name}.${created}.${randomUUID()}.${expires}`,
+        contenderBody(`owner of ${name}`, created),
+      );
+    // "x.1" lists in the middle of "x"'s objects: "x.1.<created>…" sorts before "x.<created>…".
+    await object(`${base}/x`, now - 20_000, now - 10_000);
+    await object(`${base}/x`, now - 1000, now + 60_000);
+    await object(`${base}/x.1`, now - 1000, now + 60_000);
+    await object(`${base}/gone`, now - 20_000, now - 10_000);
+    await putObject(`${PREFIX}${base}/README`, 'not a contender');
+    await putObject(`${PREFIX}${base}/y.not-a-time.${randomUUID()}.never`, contenderBody('nobody', now));
+    const found = await listed(`${base}/`);
+    expect(found.map((info) => [info.key, info.state, info.owner])).toEqual([
+      [`${base}/gone`, 'free', undefined],
+      [`${base}/x`, 'held', `owner of ${base}/x`],
+      [`${base}/x.1`, 'held', `owner of ${base}/x.1`],
+    ]);
+    expect(found[0]).toEqual({ key: `${base}/gone`, state: 'free', fencingToken: 0, limit: 1, holders: [] });
+    expect((await listed(`${base}/x.`)).map((info) => info.key)).toEqual([`${base}/x.1`]);
+  });
+});
+
 describe('s3ListStore: what it refuses, before sending anything', () => {
   test('bad options, untrusted clocks, short leases, data and resume are LockConfigErrors', async () => {
     const own = new S3Client(server.clientConfig());

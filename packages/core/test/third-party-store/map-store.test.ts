@@ -7,6 +7,7 @@ import { mapStore, type Row } from './map-store.js';
 describeStoreContract({
   latch,
   name: 'map store',
+  list: true,
   start: async () => {
     const rows = new Map<string, Row>();
     return {

@@ -51,5 +51,10 @@ export function mapStore(rows = new Map<string, Row>()): LockStore {
       rows.delete(key);
       return { ok: true, version };
     },
+    // For locks.list(): every key under the prefix on one page; the client reads each record.
+    async list(prefix) {
+      const keys = [...rows.keys()].filter((key) => key.startsWith(prefix)).sort();
+      return { keys: keys.map((key) => ({ key })) };
+    },
   };
 }

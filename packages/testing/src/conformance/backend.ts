@@ -9,6 +9,8 @@ export interface ConformanceBackend<Store> {
   breakWrites(): () => void;
   /** Writes a record body the store cannot parse under `key`. */
   corrupt(key: string): Promise<void>;
+  /** Listing requests (pages) the store has answered so far: for the paging case (`listPagingLocks`). */
+  listRequests?(): number;
   /** Stops what `start()` started. */
   stop?(): Promise<void>;
 }
@@ -33,4 +35,13 @@ export interface Limitations {
   newHolderInLoss?: string;
   /** No semaphores: `limit` above 1 is refused with LockConfigError before any request (locks and acquireAll still work). */
   semaphores?: string;
+  /** The store cannot list its keys: `list()` throws LockConfigError when called, before any request. */
+  list?: string;
+  /**
+   * Keeps nothing for a lock nobody holds: `list()` leaves out a released lock, and shows one
+   * whose lease ran out as free (token 0) while something of it is stored, as `inspect` does.
+   */
+  listFree?: string;
+  /** `list()` yields keys in no particular order, not in key order. */
+  listOrder?: string;
 }

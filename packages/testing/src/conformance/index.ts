@@ -25,6 +25,8 @@ export type {
   ClaimOutcomeShape,
   ClaimRequestShape,
   LeaseHolderShape,
+  ListedKeyShape,
+  ListPageShape,
   LockRecordShape,
   StoreUnderContract,
   VersionedRecordShape,

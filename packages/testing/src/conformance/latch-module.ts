@@ -71,8 +71,9 @@ export interface LockHolderInfoLike {
   fencingToken: number;
 }
 
-/** What `inspect()` reports; mirrors core's `LockInfo<T>`. */
+/** What `inspect()` (and `list()`, for each key) reports; mirrors core's `LockInfo<T>`. */
 export interface LockInfoLike<T = unknown> {
+  key: string;
   state: 'free' | 'held' | 'expired';
   fencingToken: number;
   /** 1 for a lock, the semaphore's limit otherwise. */
@@ -111,6 +112,8 @@ export interface LockClientLike {
   withLock<R>(key: string, fn: (lock: LockLike) => R | Promise<R>, options?: AcquireOptionsLike): Promise<R>;
   acquireAll<T = unknown>(keys: readonly string[], options?: AcquireOptionsLike): Promise<LockSetLike<T>>;
   inspect<T = unknown>(key: string): Promise<LockInfoLike<T>>;
+  /** Every lock whose key starts with `prefix`, as `inspect` reports it. */
+  list<T = unknown>(prefix?: string, options?: { signal?: AbortSignal }): AsyncIterable<LockInfoLike<T>>;
   release(key: string, handle: string, options?: { data?: unknown }): Promise<void>;
   resume<T = unknown>(handle: string): Promise<LockLike<T>>;
   forceRelease(key: string): Promise<boolean>;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { ConformanceBackend, Limitations } from './backend.js';
 import type { LatchModule } from './latch-module.js';
+import { listCases } from './list-cases.js';
 import { apiCases } from './lock-api.js';
 import { clockCases } from './lock-clocks.js';
 import { dataCases } from './lock-data.js';
@@ -21,12 +22,17 @@ export interface LockConformanceOptions<Store> {
   limitations?: Limitations;
   /** Rounds per contender in the mutual-exclusion case (default 25); fewer for a store whose acquisitions wait. */
   mutexRounds?: number;
+  /**
+   * How many locks fill more than one page of the store's listing (1001 on S3). With it, and the
+   * backend's `listRequests()`, a case lists that many locks and checks it took more than one request.
+   */
+  listPagingLocks?: number;
 }
 
 /**
  * The behaviour every store must show through LockClient: mutual exclusion, fencing tokens,
- * expiry and takeover, renewal and loss, clocks, data, hand-off, bad input, semaphores (`limit`)
- * and multi-key sets (`acquireAll`). Where a backend is limited by design (`limitations`, each
+ * expiry and takeover, renewal and loss, clocks, data, hand-off, bad input, semaphores (`limit`),
+ * multi-key sets (`acquireAll`) and listing (`list`). Where a backend is limited by design (`limitations`, each
  * with its reason), the case checks the documented alternative instead, and its title says so.
  */
 export function describeLockConformance<Store>(options: LockConformanceOptions<Store>): void {
@@ -40,6 +46,7 @@ export function describeLockConformance<Store>(options: LockConformanceOptions<S
     },
     options.limitations ?? {},
     options.mutexRounds ?? 25,
+    options.listPagingLocks,
   );
   describe(`LockClient on ${name}`, () => {
     beforeAll(async () => {
@@ -56,5 +63,6 @@ export function describeLockConformance<Store>(options: LockConformanceOptions<S
     apiCases(run);
     semaphoreCases(run);
     multiKeyCases(run);
+    listCases(run);
   });
 }

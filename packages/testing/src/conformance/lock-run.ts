@@ -8,6 +8,8 @@ export interface LockRun<Store> {
   readonly limits: Limitations;
   /** Rounds per contender in the mutual-exclusion case. */
   readonly rounds: number;
+  /** How many locks fill more than one page of the store's listing; no paging case without it. */
+  readonly listPagingLocks: number | undefined;
   backend(): ConformanceBackend<Store>;
   /** A new LockClient on the backend's store, polling fast. */
   client(options?: Partial<ClientOptionsLike<Store>>): LockClientLike;
@@ -57,11 +59,13 @@ export function lockRun<Store>(
   backend: () => ConformanceBackend<Store>,
   limits: Limitations,
   rounds: number,
+  listPagingLocks?: number,
 ): LockRun<Store> {
   return {
     latch,
     limits,
     rounds,
+    listPagingLocks,
     backend,
     client: (options = {}) => new latch.LockClient({ store: backend().store(), pollMs: 50, ...options }),
     title: (text, limitation) => (limitation ? `${text} [limited: ${limitation}]` : text),

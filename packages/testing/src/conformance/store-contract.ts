@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import { claimCases } from './contract-claim.js';
+import { listContractCases } from './contract-list.js';
 import { recordCases } from './contract-records.js';
 import type { ContractRun } from './contract-run.js';
 import { writeCases } from './contract-writes.js';
@@ -15,12 +16,14 @@ export interface StoreContractOptions {
   start(): Promise<StoreUnderTest>;
   /** Whether the store offers the optional one-request `claim` (default false); checked, and if so tested. */
   claim?: boolean;
+  /** Whether the store offers the optional `list` (default false); checked, and if so tested. */
+  list?: boolean;
 }
 
 /**
  * The LockStore contract every backend must meet, run against a real instance of it:
  * conditional create, replace and delete by version, records and keys kept exactly, sizes,
- * key limits, corrupted records reported, and (when offered) `claim`.
+ * key limits, corrupted records reported, and (when offered) `claim` and `list`.
  */
 export function describeStoreContract(options: StoreContractOptions): void {
   const { latch, name, start } = options;
@@ -42,5 +45,6 @@ export function describeStoreContract(options: StoreContractOptions): void {
     writeCases(run);
     recordCases(run);
     describe('claim', () => claimCases(run, options.claim ?? false));
+    describe('list', () => listContractCases(run, options.list ?? false));
   });
 }

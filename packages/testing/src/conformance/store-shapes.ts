@@ -50,6 +50,19 @@ export type ClaimOutcomeShape =
   | { ok: true; version: string; record: LockRecordShape }
   | { ok: false; current: VersionedRecordShape | null; maybeApplied?: boolean };
 
+/** One key of a listing page; mirrors core's `ListedKey`. */
+export interface ListedKeyShape {
+  key: string;
+  current?: VersionedRecordShape | undefined;
+  error?: Error | undefined;
+}
+
+/** One page of `list`; mirrors core's `ListPage`. */
+export interface ListPageShape {
+  keys: ListedKeyShape[];
+  cursor?: string | undefined;
+}
+
 /** What the store contract calls on a store: core's `LockStore`, as far as the suite uses it. */
 export interface StoreUnderContract {
   readonly maxRecordBytes: number;
@@ -58,5 +71,6 @@ export interface StoreUnderContract {
   write(key: string, record: LockRecordShape, condition: WriteConditionShape): Promise<WriteOutcomeShape>;
   delete(key: string, version: string): Promise<WriteOutcomeShape>;
   claim?(key: string, request: ClaimRequestShape): Promise<ClaimOutcomeShape>;
+  list?(prefix: string, cursor?: string): Promise<ListPageShape>;
   recordBytes(record: LockRecordShape): number;
 }

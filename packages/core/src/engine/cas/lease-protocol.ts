@@ -9,11 +9,12 @@ import {
 } from '../../shared/errors.js';
 import { type RetryPolicy, withRetry } from '../../shared/retry.js';
 import { checkJsonData } from '../../shared/validation.js';
-import type { ClaimResult, Contender, LeaseEngine, LeaseState } from '../lease-engine.js';
+import type { ClaimResult, Contender, LeaseEngine, LeaseState, ListedLock } from '../lease-engine.js';
 import type { CasParts } from './cas-parts.js';
 import { claimByVersion, claimInOneRequest } from './claim.js';
 import { msUntilClaimable } from './claimable.js';
 import { KnownRecords } from './known-records.js';
+import { checkStoreLists, listRecords } from './list-records.js';
 import { newHolder, ownLease } from './own-lease.js';
 import { writeOwn } from './own-write.js';
 import { writeResolved } from './resolved-write.js';
@@ -145,6 +146,14 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       retryable: true,
       reason: 'throttled',
     });
+  }
+
+  checkList(): void {
+    checkStoreLists(this);
+  }
+
+  list(prefix: string, signal?: AbortSignal): AsyncIterable<ListedLock> {
+    return listRecords(this, prefix, signal);
   }
 
   async read(key: string, signal?: AbortSignal): Promise<VersionedRecord | null> {

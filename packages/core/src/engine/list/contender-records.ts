@@ -1,5 +1,6 @@
 import type { LockRecord, VersionedRecord } from '../../contract/lock-record.js';
 import type { ResolvedClock } from '../../shared/clock.js';
+import { compareUtf8 } from '../../shared/key-order.js';
 import { type RetryPolicy, withRetry } from '../../shared/retry.js';
 import type { ListBucket } from './list-bucket.js';
 import { type ContenderBody, decodeContenderBody } from './list-contender-body.js';
@@ -11,6 +12,7 @@ import {
   type ListEntry,
   latestObjectKey,
   parseEntry,
+  parseObjectKey,
 } from './list-entries.js';
 
 export interface Listing {
@@ -45,8 +47,34 @@ export class ContenderRecords {
     const entries = objectKeys
       .map((objectKey) => parseEntry(key, objectKey))
       .filter((entry): entry is ListEntry => entry !== undefined);
-    const all = contendersInOrder(entries);
+    return this.listingOf(objectKeys, entries, this.clock.time.now());
+  }
+
+  /**
+   * Every lock with an object whose name starts with `prefix`, in key order (by UTF-8 bytes,
+   * as S3 lists keys), each with its contenders as `list(name)` would find them: one listing of
+   * the whole prefix, since the objects of one lock need not be listed next to each other.
+   */
+  async listUnder(prefix: string, signal?: AbortSignal): Promise<Array<{ key: string; listing: Listing }>> {
+    const objectKeys = await withRetry(this.retry, this.clock.time, () => this.bucket.list(prefix), signal);
+    const byName = new Map<string, ListEntry[]>();
+    for (const objectKey of objectKeys) {
+      const parsed = parseObjectKey(objectKey);
+      if (!parsed?.name.startsWith(prefix)) continue;
+      const entries = byName.get(parsed.name);
+      if (entries) entries.push(parsed.entry);
+      else byName.set(parsed.name, [parsed.entry]);
+    }
     const now = this.clock.time.now();
+    return [...byName.keys()].sort(compareUtf8).map((key) => {
+      const entries = byName.get(key)!;
+      const objectKeys = entries.map((entry) => entry.objectKey);
+      return { key, listing: this.listingOf(objectKeys, entries, now) };
+    });
+  }
+
+  private listingOf(objectKeys: string[], entries: ListEntry[], now: number): Listing {
+    const all = contendersInOrder(entries);
     return {
       objectKeys: new Set(objectKeys),
       all,

@@ -63,6 +63,18 @@ export function parseEntry(name: string, objectKey: string): ListEntry | undefin
   return { objectKey, created, uuid: match[2]!, expires };
 }
 
+/**
+ * The lock name and entry of any listed object key (the name is what precedes its last three
+ * dot-separated parts); undefined for a key that is not a contender object.
+ */
+export function parseObjectKey(objectKey: string): { name: string; entry: ListEntry } | undefined {
+  const parts = objectKey.split('.');
+  if (parts.length < 4) return undefined;
+  const name = parts.slice(0, -3).join('.');
+  const entry = name === '' ? undefined : parseEntry(name, objectKey);
+  return entry && { name, entry };
+}
+
 /** Groups entries by contender, in queue order: created, then uuid. */
 export function contendersInOrder(entries: ListEntry[]): ListContender[] {
   const byId = new Map<string, ListContender>();

@@ -2,13 +2,23 @@ import type { VersionedRecord } from '../../contract/lock-record.js';
 import {
   holderName,
   LockConfigError,
+  LockCorruptedError,
   LockLostError,
   LockNotHeldError,
   LockStoreError,
 } from '../../shared/errors.js';
+import { mapInOrder } from '../../shared/map-in-order.js';
 import { withRetry } from '../../shared/retry.js';
 import { sleep } from '../../shared/sleep.js';
-import type { ClaimResult, Contender, EngineEnvironment, LeaseEngine, LeaseState } from '../lease-engine.js';
+import {
+  type ClaimResult,
+  type Contender,
+  type EngineEnvironment,
+  type LeaseEngine,
+  type LeaseState,
+  LIST_READS_AT_ONCE,
+  type ListedLock,
+} from '../lease-engine.js';
 import { ContenderRecords, type Listing, toRecord } from './contender-records.js';
 import { LeftoverObjects } from './leftover-objects.js';
 import type { ListBucket } from './list-bucket.js';
@@ -101,6 +111,32 @@ export class ListLeaseEngine implements LeaseEngine {
       if (record) return record;
     }
     return null;
+  }
+
+  checkList(): void {
+    // Listing objects is what this strategy does anyway.
+  }
+
+  /**
+   * Every lock with an object under `prefix`, as `read` shows it: the first live contender, or
+   * free (null) when its objects have all expired. One listing of the prefix, then the body of
+   * each holder (fetched once per contender and kept), at most LIST_READS_AT_ONCE at a time.
+   */
+  async *list(prefix: string, signal?: AbortSignal): AsyncIterable<ListedLock> {
+    const locks = await this.records.listUnder(prefix, signal);
+    yield* mapInOrder(locks, LIST_READS_AT_ONCE, async ({ key, listing }): Promise<ListedLock> => {
+      const first = listing.live[0];
+      if (!first) return { key, current: null };
+      signal?.throwIfAborted();
+      try {
+        // Released between the listing and this read: list the lock again, as `read` does.
+        const current = (await this.records.recordOf(key, first, signal)) ?? (await this.read(key, signal));
+        return { key, current };
+      } catch (error) {
+        if (error instanceof LockCorruptedError) return { key, error };
+        throw error;
+      }
+    });
   }
 
   msUntilClaimable(_key: string, current: VersionedRecord | null): number | undefined {
