@@ -15,13 +15,12 @@ import * as latch from '../../src/index.js';
 import {
   dynamoStore,
   ensureLockTable,
-  LockClient,
   LockConfigError,
-  type LockEvent,
   type LockStore,
   LockStoreError,
 } from '../../src/index.js';
 import { countRequests } from '../helpers/count-requests.js';
+import { listLocks } from '../helpers/list-locks.js';
 
 // One JVM for the whole file: it takes seconds to start, tables take milliseconds.
 let ddb: DynamoDBLocal;
@@ -337,15 +336,6 @@ describe('dynamoStore errors', () => {
 });
 
 describe('dynamoStore list', () => {
-  /** Every lock a listing yields, and the unreadable events it reported. */
-  async function listed(store: LockStore, prefix: string) {
-    const events: LockEvent[] = [];
-    const locks = new LockClient({ store, onEvent: (event) => events.push(event) });
-    const found = [];
-    for await (const info of locks.list(prefix)) found.push(info);
-    return { found, unreadable: events.filter((event) => event.type === 'unreadable') };
-  }
-
   it('follows LastEvaluatedKey across Scan pages of 1 MB: 5 records of 300 KB take at least two', async () => {
     await ensureLockTable(admin, { table: 'list-pages' });
     const c = client();
@@ -357,7 +347,7 @@ describe('dynamoStore list', () => {
       expect((await store.write(key, record, { absent: true })).ok).toBe(true);
     }
     counter.reset();
-    const { found } = await listed(store, 'big/');
+    const { found } = await listLocks(store, 'big/');
     expect(found.map((info) => info.key).sort()).toEqual(keys);
     for (const info of found) {
       expect(info.data).toEqual({ blob: String(info.fencingToken - 1).repeat(300_000) });
@@ -377,7 +367,7 @@ describe('dynamoStore list', () => {
     await admin.send(
       new PutItemCommand({ TableName: 'locks-sk', Item: { id: { S: `${base}/a` }, kind: { S: 'audit' } } }),
     );
-    const { found, unreadable } = await listed(store, `${base}/`);
+    const { found, unreadable } = await listLocks(store, `${base}/`);
     expect(found.map((info) => [info.key, info.fencingToken]).sort()).toEqual([
       [`${base}/a`, 3],
       [`${base}/b`, 3],
@@ -395,7 +385,7 @@ describe('dynamoStore list', () => {
       new PutItemCommand({ TableName: 'locks', Item: { pk: { S: `${base}/bad` }, latch: { N: '1' } } }),
     );
     counter.reset();
-    const { found, unreadable } = await listed(store, `${base}/`);
+    const { found, unreadable } = await listLocks(store, `${base}/`);
     expect(found.map((info) => info.key)).toEqual([`${base}/good`]);
     expect(unreadable.map((event) => event.key)).toEqual([`${base}/bad`]);
     expect(counter.byCommand.get('GetItemCommand')).toBeUndefined();

@@ -12,6 +12,7 @@ import {
   s3ListStore,
 } from '../../src/index.js';
 import { countRequests } from '../helpers/count-requests.js';
+import { listLocks } from '../helpers/list-locks.js';
 
 // The list strategy on a server that ignores If-Match / If-None-Match, as an S3-compatible
 // store without conditional writes does.
@@ -335,12 +336,7 @@ describe('s3ListStore: renewal', () => {
 });
 
 describe('s3ListStore: list', () => {
-  /** Every lock a listing yields. */
-  async function listed(prefix: string, sdk = s3) {
-    const found = [];
-    for await (const info of new LockClient({ store: store(sdk) }).list(prefix)) found.push(info);
-    return found;
-  }
+  const listed = async (prefix: string, sdk = s3) => (await listLocks(store(sdk), prefix)).found;
 
   test('lists every lock with an object as inspect shows it, in key order, across ListObjectsV2 pages', async () => {
     const base = freshName('list-pages');

@@ -5,17 +5,9 @@ import { type S3Server, startS3Server } from '@latch/testing';
 import { describeStoreContract, freeRecord, heldRecord } from '@latch/testing/conformance';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as latch from '../../src/index.js';
-import {
-  LockClient,
-  LockConfigError,
-  type LockCorruptedError,
-  type LockEvent,
-  type LockStore,
-  LockStoreError,
-  memoryStore,
-  s3Store,
-} from '../../src/index.js';
+import { LockConfigError, type LockStore, LockStoreError, memoryStore, s3Store } from '../../src/index.js';
 import { countRequests } from '../helpers/count-requests.js';
+import { listLocks } from '../helpers/list-locks.js';
 
 const BUCKET = 'latch-locks';
 const PREFIX = 'locks/';
@@ -237,15 +229,6 @@ describe('s3Store errors', () => {
 });
 
 describe('s3Store list', () => {
-  /** Every lock a listing yields, and the unreadable events it reported. */
-  async function listed(store: LockStore, prefix: string) {
-    const events: LockEvent[] = [];
-    const locks = new LockClient({ store, onEvent: (event) => events.push(event) });
-    const found = [];
-    for await (const info of locks.list(prefix)) found.push(info);
-    return { found, unreadable: events.filter((event) => event.type === 'unreadable') };
-  }
-
   it("lists only objects under the store's prefix, by key: not the prefix object itself, nor another prefix's", async () => {
     const c = client();
     const base = `list/${randomUUID()}`;
@@ -257,13 +240,13 @@ describe('s3Store list', () => {
     const other = s3Store({ client: c, bucket: BUCKET, prefix: `${base}/locks-2/` });
     expect((await other.write('a', freeRecord(1), { absent: true })).ok).toBe(true);
 
-    const { found, unreadable } = await listed(store, '');
+    const { found, unreadable } = await listLocks(store, '');
     expect(found.map((info) => [info.key, info.fencingToken])).toEqual([
       ['a', 2],
       ['b/c', 2],
     ]);
     expect(unreadable).toEqual([]);
-    expect((await listed(store, 'b/')).found.map((info) => info.key)).toEqual(['b/c']);
+    expect((await listLocks(store, 'b/')).found.map((info) => info.key)).toEqual(['b/c']);
   });
 
   it('reports an object that is not a lock record as unreadable, and one too large for a record without reading it', async () => {
@@ -275,11 +258,9 @@ describe('s3Store list', () => {
     await c.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${base}notes.txt`, Body: 'not a lock' }));
     await c.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${base}backup.tar`, Body: 'x'.repeat(5000) }));
     counter.reset();
-    const { found, unreadable } = await listed(store, '');
+    const { found, unreadable } = await listLocks(store, '');
     expect(found.map((info) => info.key)).toEqual(['lock']);
-    expect(
-      unreadable.map((event) => [event.key, (event as { error: LockCorruptedError }).error.reason]),
-    ).toEqual([
+    expect(unreadable.map((event) => [event.key, event.error.reason])).toEqual([
       ['backup.tar', 'the object is 5000 bytes, larger than any lock record'],
       ['notes.txt', 'not valid JSON'],
     ]);
@@ -293,9 +274,9 @@ describe('s3Store list', () => {
     for (const store of [s3, memory]) {
       for (const key of keys) expect((await store.write(key, freeRecord(1), { absent: true })).ok).toBe(true);
     }
-    const order = (await listed(s3, 'k/')).found.map((info) => info.key);
+    const order = (await listLocks(s3, 'k/')).found.map((info) => info.key);
     expect(order).toEqual(['k/B', 'k/a', 'k/\uFFFD', 'k/\u{1F512}']);
-    expect((await listed(memory, 'k/')).found.map((info) => info.key)).toEqual(order);
+    expect((await listLocks(memory, 'k/')).found.map((info) => info.key)).toEqual(order);
   });
 });
 
