@@ -22,6 +22,7 @@ export {
   LockCorruptedError,
   LockError,
   LockLimitMismatchError,
+  type LockLossReason,
   LockLostError,
   LockNotHeldError,
   LockStoreError,

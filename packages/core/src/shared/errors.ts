@@ -71,7 +71,6 @@ export class LockTimeoutError extends LockError {
   }
 }
 
-/** The lease was lost: stolen, expired before a renewal landed, or renewal kept failing. */
 /**
  * Why a held lock was lost: `taken` (the record shows it freed or held by another acquisition),
  * `expired` (the lease ran out before a renewal could land), `failed` (a renewal met an error
@@ -79,6 +78,7 @@ export class LockTimeoutError extends LockError {
  */
 export type LockLossReason = 'taken' | 'expired' | 'failed';
 
+/** The lease was lost: stolen, expired before a renewal landed, or renewal kept failing. */
 export class LockLostError extends LockError {
   readonly key: string;
   /** Why the lock was lost: for metrics and alerts, without reading the message. */
