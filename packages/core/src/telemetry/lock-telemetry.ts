@@ -1,6 +1,11 @@
-import { LockError, LockStoreError, LockTimeoutError } from '../shared/errors.js';
+import {
+  LockError,
+  type LockLossReason,
+  LockLostError,
+  LockStoreError,
+  LockTimeoutError,
+} from '../shared/errors.js';
 import type { LockEvent } from '../shared/lock-events.js';
-import { lossReason } from './loss-reason.js';
 import { latchVersion, loadOtelApi, type OtelApi } from './otel-api.js';
 import type { SpanAttributes } from './span-attributes.js';
 import type { TelemetryOptions } from './telemetry-options.js';
@@ -291,4 +296,9 @@ export function createLockTelemetry(
   } catch {
     return undefined;
   }
+}
+
+/** `latch.lost.reason`: the reason a LockLostError carries, and `failed` for anything else that ended a lease. */
+function lossReason(error: unknown): LockLossReason {
+  return error instanceof LockLostError ? error.reason : 'failed';
 }
