@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import type { ListBucket } from '../src/engine/list/list-bucket.js';
 import { entryKey } from '../src/engine/list/list-entries.js';
 import { ListLeaseEngine } from '../src/engine/list/list-lease-engine.js';
-import { type Lock, type LockEvent, LockStoreError } from '../src/index.js';
+import { type Lock, type LockEvent, LockStoreError, LockTimeoutError } from '../src/index.js';
 import { resolveClock } from '../src/shared/clock.js';
 import { resolveRetry } from '../src/shared/retry.js';
 import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
@@ -247,5 +247,36 @@ describe('7. smaller findings', () => {
     expect(objectKey).toBe(lease.version);
     expect(await engine.forceRelease('k')).toBe(true);
     expect(await engine.read('k')).toBeNull();
+  });
+});
+
+describe('a lock that no caller ever got', () => {
+  test('is freed at once, even when it was asked to be held at least a while (simulator seed 10116)', async () => {
+    const s = scriptedClients({ heartbeatMs: false });
+    const locks = s.client();
+    const first = await locks.acquire('k');
+    const controller = new AbortController();
+    const waiting = locks.acquire('k', { lockAtLeastMs: 60_000, signal: controller.signal });
+    // The hand-over to the waiter is slow; the waiter gives up while it is on its way.
+    s.scripted.nextWrite({ kind: 'slow', ms: 1_000 });
+    const released = first.release();
+    await s.time.advance(10);
+    controller.abort();
+    await expect(waiting).rejects.toBeDefined();
+    await s.time.advance(2_000);
+    await released;
+    await s.time.advance(100);
+    expect(await replica(s).inspect('k')).toMatchObject({ state: 'free' });
+  });
+
+  test('acquireAll that fails frees the keys it took at once, lockAtLeastMs or not', async () => {
+    const s = scriptedClients({ heartbeatMs: false });
+    const holder = await replica(s).acquire('k2');
+    const failing = s.client().acquireAll(['k1', 'k2'], { lockAtLeastMs: 60_000, waitMs: 500 });
+    const outcome = failing.catch((error: unknown) => error);
+    await s.time.advance(1_000);
+    expect(await outcome).toBeInstanceOf(LockTimeoutError);
+    expect(await replica(s).inspect('k1')).toMatchObject({ state: 'free' });
+    await holder.release();
   });
 });

@@ -97,7 +97,8 @@ export function orderedKeys(keys: unknown): string[] {
 /**
  * Takes `keys` one after the other in their global order, within one `waitMs` for all. If any
  * cannot be taken in time (or waiting is cancelled, or the store fails), those already taken
- * are released before the error is thrown: the caller never holds part of the set.
+ * are released before the error is thrown (at once: no minimum hold, no caller ever had them):
+ * the caller never holds part of the set.
  */
 export async function acquireAllKeys<T>(
   acquirer: SetAcquirer,
@@ -113,13 +114,13 @@ export async function acquireAllKeys<T>(
       taken.push(await acquirer.acquire<T>(key, { ...options, waitMs: left }));
     }
   } catch (error) {
-    await Promise.allSettled(taken.map((lock) => lock.release()));
+    await Promise.allSettled(taken.map((lock) => lock.releaseUnused()));
     throw error;
   }
   const set = new LockSet(taken);
   if (set.signal.aborted) {
     // One was lost while the others were being taken: the set was never whole.
-    await Promise.allSettled(taken.map((lock) => lock.release()));
+    await Promise.allSettled(taken.map((lock) => lock.releaseUnused()));
     throw set.signal.reason instanceof LockLostError
       ? set.signal.reason
       : new LockLostError(keys[0]!, 'lost while the set was being taken');

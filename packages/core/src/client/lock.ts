@@ -212,6 +212,12 @@ export class Lock<T = unknown> {
     await this.afterWrites(() => this.finishRelease(withData));
   }
 
+  /** @internal Frees a lock no caller ever got, ignoring lockAtLeastMs (see HeldLock). */
+  releaseUnused(): Promise<void> {
+    this.settings = { ...this.settings, lockAtLeastMs: undefined };
+    return this.release();
+  }
+
   /** `await using lock = await locks.acquire(...)`: releases at scope exit; a lost lock is not an error here (its signal already said so). */
   async [Symbol.asyncDispose](): Promise<void> {
     try {

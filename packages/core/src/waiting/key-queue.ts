@@ -291,8 +291,9 @@ export class KeyQueue<L extends HeldLock, S> {
       waiter.resolve(lock);
       return;
     }
-    // The waiter gave up while its claim was in flight: free the lock at once.
-    void this.host.track(lock.release().catch(() => undefined));
+    // The waiter gave up while its claim was in flight: free the lock at once (no user code
+    // ran under it, so a minimum hold has nothing to protect).
+    void this.host.track(lock.releaseUnused().catch(() => undefined));
   }
 
   /**

@@ -10,6 +10,8 @@ export interface HeldLock {
   readonly expiresAt: number | null;
   readonly context: string | undefined;
   release(): Promise<void>;
+  /** Frees a lock no caller ever got: at once, whatever minimum hold (lockAtLeastMs) it was asked for. */
+  releaseUnused(): Promise<void>;
   /** Ends the lock as released (it was handed over, or a stale lease was dropped). */
   markReleased(): void;
 }
