@@ -26,6 +26,8 @@ const results = await runBench({
   quick: options.quick,
   scenarios: options.scenarios,
   subjects: options.subjects,
+  latency: options.latency,
+  latencySeed: options.latencySeed,
   log: (line) => console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}`),
 });
 console.log(formatReport(results));

@@ -4,6 +4,8 @@ export interface BenchPlan {
   handoff: { processes: number; contenders: number; holdMs: number; windowMs: number };
   manyKeys: { workers: number; keys: number; windowMs: number };
   renewal: { locks: number; settleMs: number; windowMs: number };
+  /** Client CPU per uncontended cycle: cycles per way, in `rounds` interleaved batches, each way capped at maxMs. */
+  cpu: { cycles: number; warmupCycles: number; rounds: number; maxMs: number };
   semaphore: {
     /** The limit measured beside limit 1 (today's lock). */
     limit: number;
@@ -37,6 +39,7 @@ export const FULL_PLAN: BenchPlan = {
   manyKeys: { workers: 32, keys: 1_000, windowMs: 5_000 },
   // A full minute, so every library's renewal period fits in whole: requests per minute are counted, not extrapolated.
   renewal: { locks: 100, settleMs: 1_000, windowMs: 60_000 },
+  cpu: { cycles: 1_000, warmupCycles: 100, rounds: 5, maxMs: 40_000 },
   // 100 cycles per way of acquiring (5 ways) and 4 s windows keep the scenario near a minute and a half.
   semaphore: {
     limit: 3,
@@ -61,6 +64,7 @@ export const QUICK_PLAN: BenchPlan = {
   handoff: { processes: 2, contenders: 8, holdMs: 5, windowMs: 1_500 },
   manyKeys: { workers: 32, keys: 1_000, windowMs: 1_500 },
   renewal: { locks: 100, settleMs: 200, windowMs: 3_000 },
+  cpu: { cycles: 40, warmupCycles: 5, rounds: 2, maxMs: 5_000 },
   semaphore: {
     limit: 3,
     cycles: 20,

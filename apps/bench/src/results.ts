@@ -3,13 +3,14 @@ import type { OverLimit } from './holders.js';
 import type { Overlap } from './overlap.js';
 import type { SubjectId, SubjectInfo } from './subjects/catalog.js';
 
-export type ScenarioId = 'uncontended' | 'handoff' | 'many-keys' | 'renewal' | 'semaphore';
+export type ScenarioId = 'uncontended' | 'handoff' | 'many-keys' | 'renewal' | 'semaphore' | 'cpu';
 export const SCENARIO_IDS: readonly ScenarioId[] = [
   'uncontended',
   'handoff',
   'many-keys',
   'renewal',
   'semaphore',
+  'cpu',
 ];
 
 /**
@@ -43,8 +44,12 @@ export interface HandoffRow extends RowBase {
   processes?: number;
   contenders?: number;
   windowMs?: number;
+  /** How long each holder kept the lock, in ms. */
+  holdMs?: number;
   handoffs?: number;
   handoffsPerSec?: number;
+  /** What holders each holding `holdMs` one after another could do at most: 1000 / holdMs per second. */
+  physicalLimitPerSec?: number;
   /** Waits of every contender: completed acquisitions, and those still waiting at the end (so far). */
   p50WaitMs?: number;
   p99WaitMs?: number;
@@ -166,6 +171,30 @@ export interface SemaphoreRow extends RowBase {
   renewal?: SemaphoreRenewalStats[];
 }
 
+/** Client CPU of one way of doing the requests of an uncontended cycle, in the cpu scenario. */
+export interface CpuWay {
+  /** "Latch acquire + release", "AWS SDK v3: PutObject x 2", "raw HTTP: 2 requests". */
+  label: string;
+  cycles: number;
+  /** Worker process CPU (user + system) per cycle, in ms. */
+  cpuMsPerCycle: number;
+  /** Wall-clock time per cycle, in ms (for context: the backend's latency is in it). */
+  wallMsPerCycle: number;
+}
+
+/** Scenario 7: client CPU of an uncontended Latch cycle next to the bare requests it makes. */
+export interface CpuRow extends RowBase {
+  /** Store requests per Latch cycle, and so per cycle of the other two ways. */
+  requestsPerCycle?: number;
+  latch?: CpuWay;
+  sdk?: CpuWay;
+  http?: CpuWay;
+  /** Latch's CPU on top of the bare SDK calls, per cycle, in ms. */
+  latchOverSdkMs?: number;
+  /** That extra as a share of Latch's whole cycle CPU (0..1). */
+  latchShare?: number;
+}
+
 export interface CostRow extends RowBase {
   /** US$ per million uncontended acquire + release cycles. */
   usdPerMillionCycles?: number | null;
@@ -187,6 +216,8 @@ export interface BenchResults {
   startedAt: string;
   durationMs: number;
   quick: boolean;
+  /** Delays put in front of the S3 and DynamoDB servers (absent in results from before profiles existed). */
+  latency?: { profile: string; seed?: number; shapes?: Record<string, { p50Ms: number; p99Ms: number }> };
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
   prices: unknown;
   subjects: SubjectInfo[];
@@ -197,6 +228,7 @@ export interface BenchResults {
     renewal?: RenewalRow[];
     cost?: CostRow[];
     semaphore?: SemaphoreRow[];
+    cpu?: CpuRow[];
   };
   targets: TargetCheck[];
 }

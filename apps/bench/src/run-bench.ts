@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { cpus, totalmem } from 'node:os';
 import { startBackends } from './backends.js';
+import { AWS_PROFILE, DEFAULT_LATENCY_SEED } from './latency/aws-profile.js';
+import { type LatencyProfile, withLatency } from './latency/latency-backends.js';
 import { type BenchPlan, FULL_PLAN, QUICK_PLAN } from './plan.js';
 import { PRICES } from './prices.js';
 import { type BenchResults, type RowBase, SCENARIO_IDS, type ScenarioId } from './results.js';
 import { computeCost } from './scenarios/cost.js';
+import { measureCpu } from './scenarios/cpu.js';
 import { measureHandoff } from './scenarios/handoff.js';
 import { measureManyKeys } from './scenarios/many-keys.js';
 import { measureRenewal } from './scenarios/renewal.js';
@@ -21,6 +24,10 @@ export interface RunBenchOptions {
   scenarios?: readonly ScenarioId[];
   /** Subjects to run (default: all). */
   subjects?: readonly SubjectId[];
+  /** raw (default): the local servers as they are; aws: S3 and DynamoDB requests delayed as in AWS. */
+  latency?: LatencyProfile;
+  /** Seed of the aws profile's delays (default: DEFAULT_LATENCY_SEED). */
+  latencySeed?: number;
   /** Progress lines; default: none. */
   log?: (line: string) => void;
 }
@@ -35,8 +42,16 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchResu
   const scenarioIds = SCENARIO_IDS.filter((id) => !options.scenarios || options.scenarios.includes(id));
 
   log(`starting backends for ${selected.map((s) => s.id).join(', ')}`);
+  const latency = options.latency ?? 'raw';
+  const latencySeed = options.latencySeed ?? DEFAULT_LATENCY_SEED;
   const backends = await startBackends(selected);
-  const ctx: ScenarioContext = { backends: backends.endpoints, plan, runId: randomUUID().slice(0, 8) };
+  const delayed = await withLatency(backends.endpoints, latency, latencySeed).catch(async (error) => {
+    await backends.stop();
+    throw error;
+  });
+  if (latency !== 'raw')
+    log(`latency profile ${latency} (seed ${latencySeed}): S3 and DynamoDB through delay proxies`);
+  const ctx: ScenarioContext = { backends: delayed.endpoints, plan, runId: randomUUID().slice(0, 8) };
   const scenarios: BenchResults['scenarios'] = {};
 
   /** Runs one scenario subject by subject; a failing subject gets a 'failed' row, the rest go on. */
@@ -77,9 +92,13 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchResu
         case 'semaphore':
           scenarios.semaphore = await each(scenario, (subject) => measureSemaphore(ctx, subject));
           break;
+        case 'cpu':
+          scenarios.cpu = await measureCpu(ctx, selected, log);
+          break;
       }
     }
   } finally {
+    await delayed.stop();
     await backends.stop();
   }
   scenarios.cost = computeCost(selected, scenarios);
@@ -90,6 +109,10 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchResu
     startedAt: startedAt.toISOString(),
     durationMs: Math.round(performance.now() - began),
     quick: options.quick === true,
+    latency:
+      latency === 'raw'
+        ? { profile: 'raw' }
+        : { profile: latency, seed: latencySeed, shapes: { ...AWS_PROFILE } },
     machine: {
       cpus: cpuList.length,
       cpuModel: cpuList[0]?.model.trim() ?? 'unknown',

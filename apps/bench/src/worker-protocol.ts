@@ -4,7 +4,7 @@ import type { HoldInterval } from './overlap.js';
 import type { SubjectId } from './subjects/catalog.js';
 
 /** What one worker process is asked to do: one scenario, one subject. */
-export type WorkerTask = UncontendedTask | ContentionTask | RenewalTask | SemaphoreCyclesTask;
+export type WorkerTask = UncontendedTask | ContentionTask | RenewalTask | SemaphoreCyclesTask | CpuTask;
 
 interface TaskBase {
   subject: SubjectId;
@@ -66,6 +66,18 @@ export interface SemaphoreCyclesTask extends TaskBase {
   maxMs: number;
 }
 
+/** Client CPU per uncontended cycle: Latch, the bare SDK calls, raw HTTP, interleaved in rounds. */
+export interface CpuTask extends TaskBase {
+  scenario: 'cpu';
+  store: 's3' | 'dynamodb';
+  /** Cycles per way, split over `rounds`, after `warmupCycles` per way. */
+  cycles: number;
+  warmupCycles: number;
+  rounds: number;
+  /** Stop a way early after this long in all (maxMs / rounds per round). */
+  maxMs: number;
+}
+
 /** One completed acquisition, with how long the contender waited for it. */
 export interface Acquisition extends HoldInterval {
   waitMs: number;
@@ -116,7 +128,28 @@ export interface SemaphoreCyclesOutput {
   modes: SemaphoreModeOutput[];
 }
 
-export type WorkerOutput = UncontendedOutput | ContentionOutput | RenewalOutput | SemaphoreCyclesOutput;
+export interface CpuWayOutput {
+  label: string;
+  cycles: number;
+  /** CPU of this process (user + system) over this way's cycles, in ms. */
+  cpuMs: number;
+  wallMs: number;
+}
+
+export interface CpuOutput {
+  scenario: 'cpu';
+  /** Latch, bare SDK, raw HTTP, in that order. */
+  ways: CpuWayOutput[];
+  /** Requests the Latch way sent during its measured cycles. */
+  latchRequests: number;
+}
+
+export type WorkerOutput =
+  | UncontendedOutput
+  | ContentionOutput
+  | RenewalOutput
+  | SemaphoreCyclesOutput
+  | CpuOutput;
 
 /** Parent to worker. `startAt` / `endAt` are on the shared monotonic clock (clock.ts). */
 export type ToWorker = { type: 'task'; task: WorkerTask } | { type: 'go'; startAt: number; endAt: number };

@@ -1,4 +1,5 @@
 import { performContention } from './scenarios/contention-loop.js';
+import { performCpu } from './scenarios/cpu.js';
 import { performRenewal } from './scenarios/renewal.js';
 import { performSemaphoreContention } from './scenarios/semaphore-contention.js';
 import { performSemaphoreCycles } from './scenarios/semaphore-cycles.js';
@@ -35,6 +36,8 @@ function perform(
       return performSemaphoreContention(subject, task, go);
     case 'semaphore-cycles':
       return performSemaphoreCycles(subject, task);
+    case 'cpu':
+      return performCpu(task);
   }
 }
 

@@ -1,6 +1,7 @@
 import { PRICES } from '../prices.js';
-import type { BenchResults, RowBase } from '../results.js';
+import type { BenchResults, HandoffRow, RowBase } from '../results.js';
 import type { SubjectId, SubjectInfo } from '../subjects/catalog.js';
+import { cpuTable } from './cpu-table.js';
 import { advantage, formatDollars, formatNumber } from './format-number.js';
 import { semaphoreTables } from './semaphore-tables.js';
 import { perOp, statusCells } from './table-cells.js';
@@ -17,6 +18,7 @@ export function formatReport(results: BenchResults): string {
   const parts = [
     `Latch bench, ${results.startedAt}${results.quick ? ' (QUICK MODE: smoke run, not a measurement)' : ''}`,
     `Machine: ${machine.cpus} x ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}; all backends local.`,
+    latencyLine(results.latency),
     `Run took ${formatNumber(results.durationMs / 1000, 0)} s.`,
   ];
   const s = results.scenarios;
@@ -28,6 +30,7 @@ export function formatReport(results: BenchResults): string {
   if (s.cost) parts.push(costTable(subjects, s));
   parts.push(RATIO_LEGEND);
   if (s.semaphore) parts.push(...semaphoreTables(subjects, s.semaphore));
+  if (s.cpu) parts.push(cpuTable(subjects, s.cpu));
   if (results.targets.length > 0) {
     parts.push(
       `Targets (reported, not asserted)\n${textTable(
@@ -74,11 +77,12 @@ function uncontendedTable(subjects: readonly SubjectInfo[], s: Scenarios): strin
 function handoffTable(subjects: readonly SubjectInfo[], s: Scenarios): string {
   const rows = subjects.map((subject) => {
     const row = rowFor(s.handoff, subject.id);
-    if (row?.status !== 'ok') return [subject.label, ...statusCells(row, 10)];
+    if (row?.status !== 'ok') return [subject.label, ...statusCells(row, 11)];
     const ref = rowFor(s.handoff, referenceOf(subject));
     return [
       subject.label,
       formatNumber(row.handoffsPerSec, 1),
+      physicalLimitCell(row),
       formatNumber(row.p50WaitMs, 1),
       formatNumber(row.p99WaitMs, 1),
       formatNumber(row.maxWaitMs, 0),
@@ -92,10 +96,11 @@ function handoffTable(subjects: readonly SubjectInfo[], s: Scenarios): string {
   });
   const first = s.handoff?.find((row) => row.status === 'ok');
   const window = first?.windowMs ? ` for ${formatNumber(first.windowMs / 1000, 1)} s` : '';
-  return `2. Contended hand-off: 8 contenders in 2 processes on one key, each holding ~5 ms${window}; every acquisition checked for overlap; waits include contenders still waiting at the end\n${textTable(
+  return `2. Contended hand-off: 8 contenders in 2 processes on one key, each holding ~5 ms${window}; limit = 1000 / hold ms, what back-to-back holders could do at most; every acquisition checked for overlap; waits include contenders still waiting at the end\n${textTable(
     [
       'subject',
       'hand-offs/s',
+      'limit/s (share)',
       'p50 wait ms',
       'p99 wait ms',
       'max wait ms',
@@ -108,6 +113,27 @@ function handoffTable(subjects: readonly SubjectInfo[], s: Scenarios): string {
     ],
     rows,
   )}`;
+}
+
+/** "200 (49%)": the physical limit 1000 / hold ms, and how much of it the subject reached. */
+export function physicalLimitCell(row: Pick<HandoffRow, 'physicalLimitPerSec' | 'handoffsPerSec'>): string {
+  const limit = row.physicalLimitPerSec;
+  if (limit === undefined || !Number.isFinite(limit) || limit <= 0) return '—';
+  const share =
+    row.handoffsPerSec !== undefined && Number.isFinite(row.handoffsPerSec)
+      ? ` (${formatNumber((row.handoffsPerSec / limit) * 100, 0)}%)`
+      : '';
+  return `${formatNumber(limit, 0)}${share}`;
+}
+
+/** Which latency profile the run used, in words. */
+export function latencyLine(latency: BenchResults['latency']): string {
+  if (!latency || latency.profile === 'raw')
+    return 'Latency profile: raw (requests go straight to the local servers).';
+  const shapes = Object.entries(latency.shapes ?? {})
+    .map(([op, shape]) => `${op} p50 ${shape.p50Ms} / p99 ${shape.p99Ms} ms`)
+    .join(', ');
+  return `Latency profile: ${latency.profile} (seed ${latency.seed}): every S3 and DynamoDB request delayed once through a proxy, log-normal: ${shapes}; redis direct.`;
 }
 
 function manyKeysTable(subjects: readonly SubjectInfo[], s: Scenarios): string {
