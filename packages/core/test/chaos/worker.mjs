@@ -59,8 +59,11 @@ function makeClient(spec) {
     onEvent: noteLease,
     clock: {
       mode: plan.lock.clockMode,
-      // Only this client's view of the wall clock is skewed; its monotonic clock is the process's.
-      time: { now: () => Date.now() + spec.skewMs, monotonic: () => performance.now() },
+      // The machine's wall clock as the checker reads it (see machineNow), plus this client's
+      // skew; its monotonic clock is the process's. Not Date.now(): the system clock may be
+      // stepped during a run (an NTP correction), and a trusted-mode client whose wall clock
+      // jumps ahead takes leases over early, which is the skew scenarios' subject, not the others'.
+      time: { now: () => Math.floor(machineNow()) + spec.skewMs, monotonic: () => performance.now() },
     },
   });
 }
