@@ -280,3 +280,33 @@ describe('a lock that no caller ever got', () => {
     await holder.release();
   });
 });
+
+describe('a lease adopted from the store fences off writes still on their way to it', () => {
+  test('the handing lock frees its hand-over after all, late: the waiter that adopted the hand-over keeps the lock', async () => {
+    // The first release hands over; its retry, once the turn is used up, releases instead.
+    const s = scriptedClients({ heartbeatMs: false, leaseMs: 1_000, localTurnMs: 450 });
+    const locks = s.client();
+    const first = await locks.acquire('k'); // token 1
+    await s.time.advance(400);
+    let second: Lock | undefined;
+    void locks.acquire('k').then((lock) => (second = lock));
+    await s.time.advance(1);
+    // The hand-over (token 2) is held back: the handing lock hears a timeout. Then it lands.
+    s.scripted.nextWrite({ kind: 'apply-late' }, (record) => record?.holder != null && record.token === 2);
+    await expect(first.release()).rejects.toBeInstanceOf(LockStoreError);
+    await s.scripted.landLate();
+    // The retry finds the hand-over and frees it (its waiter looks gone): held back too, and the
+    // retries after it are refused, until the handing lock's lease runs out.
+    s.scripted.nextWrite({ kind: 'apply-late' }, (record) => record?.holder === null && record.token === 2);
+    for (let i = 0; i < 5; i++) {
+      s.scripted.nextWrite({ kind: 'refused' }, (record) => record?.holder === null && record.token === 2);
+    }
+    // The waiter then finds the hand-over in the store, and holds the lock.
+    expect(await s.time.until(() => second !== undefined, 5_000)).toBe(true);
+    expect(held(second)).toBe(true);
+    // The held-back release lands: it must not free the lock the waiter holds.
+    await s.scripted.landLate();
+    expect(await replica(s).tryAcquire('k')).toBeNull();
+    expect(held(second)).toBe(true);
+  });
+});

@@ -48,6 +48,11 @@ export interface LeaseState {
    * after its waiter left is still this lease's to release: nobody else can fence it off.
    */
   handedTo?: Set<string>;
+  /**
+   * Found in the store as ours (a write of this acquisition that landed unseen) rather than
+   * written by the claim that returned it: renewed once before use (LeaseProtocol.claim).
+   */
+  adopted?: boolean;
 }
 
 export type ClaimResult = { lease: LeaseState } | { lease: null; current: VersionedRecord | null };

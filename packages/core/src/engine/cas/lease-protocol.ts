@@ -4,6 +4,7 @@ import type { ResolvedClock } from '../../shared/clock.js';
 import {
   LockConfigError,
   LockCorruptedError,
+  LockLostError,
   LockNotHeldError,
   LockStoreError,
 } from '../../shared/errors.js';
@@ -188,7 +189,30 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
     if (!result.lease && isSemaphore(result.current?.record)) {
       checkSameLimit(key, 1, result.current, liveSlots(this, key, result.current));
     }
+    if (result.lease?.adopted) return this.fenceAdopted(result.lease, contender, signal);
     return result;
+  }
+
+  /**
+   * A lease found in the store rather than written by this claim (a hand-over or claim of ours
+   * that landed unseen) may still have writes of this client on their way to its version: the
+   * lock that handed it over, finding it after its waiter seemed gone, may be freeing it. One
+   * renewal moves the version on, so none of them can land any more (resume does the same).
+   */
+  private async fenceAdopted(
+    lease: LeaseState,
+    contender: Contender,
+    signal?: AbortSignal,
+  ): Promise<ClaimResult> {
+    try {
+      await this.renew(lease, contender.terms.leaseMs, undefined, signal);
+    } catch (error) {
+      // Moved on first (freed by that write, or taken over): not ours, and nothing of ours is left there.
+      if (error instanceof LockLostError) return { lease: null, current: await this.read(lease.key, signal) };
+      throw error;
+    }
+    lease.adopted = false;
+    return { lease };
   }
 
   /** Renews (and optionally rewrites data of) a lease we hold. Throws LockLostError when it is no longer ours. */

@@ -48,7 +48,7 @@ export function adopt(
   current: VersionedRecord,
   contender: Contender,
 ): LeaseState {
-  return ownLease(
+  const lease = ownLease(
     parts,
     key,
     contender.lockId,
@@ -58,6 +58,8 @@ export function adopt(
     contender.firstSentAt ?? Number.NEGATIVE_INFINITY,
     current.record.writeId,
   );
+  lease.adopted = true;
+  return lease;
 }
 
 /** Keeps what a new record inherits from the one it replaces: data and fields a newer Latch wrote. */
