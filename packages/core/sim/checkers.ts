@@ -174,11 +174,14 @@ export class Checker {
     // Taken away before it even reached the caller (a forceRelease between the claim landing and its answer)?
     const lease = `${lockId}#${token}`;
     const earlier = this.takeAways.get(lease) ?? [];
+    // A renewal by this client before the lock was handed is its own: the one a resume sends, or
+    // the one a claim sends to fence a lease it adopted. Anything else (a release by handle, a
+    // forceRelease, a resume elsewhere) took the lease away.
+    const notOwn = (t: { freed: boolean; by: string }) => t.freed || t.by !== client.process.id;
     const takenBefore =
       via === 'resume'
-        ? // the resume's own renewal moves the lease here; anything else after it started takes it away
-          earlier.find((t) => t.at >= options.resumeStartedAt! && (t.freed || t.by !== client.process.id))
-        : earlier[0];
+        ? earlier.find((t) => t.at >= options.resumeStartedAt! && notOwn(t))
+        : earlier.find(notOwn);
     if (takenBefore) {
       entry.takenAwayAt = takenBefore.at;
       entry.pausedAtTakeAway = client.process.pausedMs();
