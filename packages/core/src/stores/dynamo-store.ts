@@ -61,6 +61,8 @@ const PARTITION_KEY_BYTES = 2048;
 const MAX_RECORD_BYTES = 390_000;
 
 /** Every attribute as an expression placeholder: `#rv` for rv, and so on. */
+/** Expression shapes whose attribute names are kept (a few per store in practice; bounded in case). */
+const MAX_CACHED_SHAPES = 64;
 const RECORD_NAMES: Record<string, string> = Object.fromEntries(RECORD_ATTRIBUTES.map((a) => [`#${a}`, a]));
 
 /**
@@ -79,13 +81,21 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
   );
   const allNames: Record<string, string> = { ...RECORD_NAMES, '#pk': partitionKey };
   if (sortKey !== undefined) allNames['#sk'] = sortKey;
-  // DynamoDB rejects unused placeholders, so each request names only the ones it uses.
+  // DynamoDB rejects unused placeholders, so each request names only the ones it uses. The
+  // expressions come in a handful of shapes: each shape's names are worked out once.
+  const namesByShape = new Map<string, Readonly<Record<string, string>>>();
   const namesIn = (...expressions: string[]): Record<string, string> => {
-    const names: Record<string, string> = {};
-    for (const expression of expressions) {
-      for (const [placeholder] of expression.matchAll(/#\w+/g)) names[placeholder] = allNames[placeholder]!;
+    const shape = expressions.join('\n');
+    let names = namesByShape.get(shape);
+    if (names === undefined) {
+      const found: Record<string, string> = {};
+      for (const expression of expressions) {
+        for (const [placeholder] of expression.matchAll(/#\w+/g)) found[placeholder] = allNames[placeholder]!;
+      }
+      names = found;
+      if (namesByShape.size < MAX_CACHED_SHAPES) namesByShape.set(shape, names);
     }
-    return names;
+    return { ...names };
   };
   const createHint = `Create it with a string partition key "${partitionKey}"${
     sortKey === undefined ? '' : ` and a string sort key "${sortKey}"`
