@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { type Lock, LockClient, memoryStore } from '../src/index.js';
+import { type Lock, LockClient, LockStoreError, memoryStore } from '../src/index.js';
 import { ManualTime } from './helpers/manual-time.js';
 import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
@@ -131,3 +131,54 @@ test('a release that loses many races in a row still recognises its own slot', a
   expect(lock.isHeld).toBe(false);
   expect((await new LockClient({ store }).inspect('k')).holders).toEqual([]);
 });
+
+/**
+ * Seed 2283's race: A (lockAtLeastMs 1 s) and B hold slots of "k"; A's release sends the
+ * shortened lease, whose request is lost (its timeout is heard 1.5 s later); B writes the
+ * record meanwhile; A's hold runs out at 1 s (A is lost); at 1.5 s the shortening is made again
+ * on B's record (its slot untouched) and sent after the loss: `resent` is what that write meets.
+ */
+async function shorteningResentAfterLoss(resent: 'lands' | 'apply-late') {
+  const time = new ManualTime();
+  const store = memoryStore();
+  const plan: Array<'lost' | 'apply-late'> = [];
+  const late: Array<() => Promise<unknown>> = [];
+  const lossy: typeof store = Object.create(store);
+  lossy.write = async (key, record, condition) => {
+    const fault = plan.shift();
+    if (!fault) return store.write(key, record, condition);
+    if (fault === 'lost') await new Promise((resolve) => time.schedule(() => resolve(undefined), 1_500));
+    else late.push(() => store.write(key, record, condition));
+    throw new LockStoreError('request timed out', { retryable: true, maybeApplied: true });
+  };
+  const client = (on = store) =>
+    new LockClient({ store: on, leaseMs: 10_000, retry: { attempts: 1 }, clock: { time: time.scheduler() } });
+  const lockA = await client(lossy).acquire('k', { limit: 2, lockAtLeastMs: 1_000 });
+  const lockB = await client().acquire('k', { limit: 2 });
+  plan.push('lost');
+  if (resent === 'apply-late') plan.push('apply-late');
+  const released = lockA.release().catch((error: unknown) => error);
+  await time.advance(500);
+  await lockB.update('b'); // the record moves on
+  await time.advance(1_100);
+  const outcome = await released;
+  for (const land of late) await land(); // the resent shortening lands now, if it still can
+  await time.advance(10);
+  return { lockA, lockB, outcome, tryC: () => client().tryAcquire('k', { limit: 2 }), client };
+}
+
+test.each(['lands', 'apply-late'] as const)(
+  'a lockAtLeastMs release made again on a newer record after the hold ran out gives the slot back (resent write %s)',
+  async (resent) => {
+    // Simulator seed 2283: the resent shortening landed after the loss and held the slot for the
+    // whole minimum hold once more, for nobody; a lost lock's writes landing late are given back.
+    const { lockA, lockB, outcome, tryC, client } = await shorteningResentAfterLoss(resent);
+    if (resent === 'lands') expect(outcome).toBeUndefined();
+    else expect(outcome).toMatchObject({ maybeApplied: true });
+    expect(held(lockA)).toBe(false);
+    expect(held(lockB)).toBe(true);
+    // Nobody holds A's slot any more: it is free now, not 1 s later.
+    expect(await tryC()).not.toBeNull();
+    expect((await client().inspect('k')).holders).toHaveLength(2);
+  },
+);

@@ -291,6 +291,10 @@ export class Lock<T = unknown> {
         // lockAtLeastMs: instead of freeing, shorten the lease to end at the minimum hold
         // and stop renewing; it then expires by itself (a late cron on another replica finds it held).
         await this.host.engine.renew(this.lease, holdMs, data);
+        // The hold ran out first (the lock is lost) and the shortening landed anyway, made again
+        // on a newer record after a lost request: like a renewal landing after the loss, it is
+        // given back once the writes are done (markLost's settling), not left to run out.
+        if ((this.state as LockState) === 'lost') keeper.landedAfterLoss = true;
       } else {
         await this.host.releaseLease(this as Lock<unknown>, data);
       }
@@ -313,6 +317,9 @@ export class Lock<T = unknown> {
         this.pendingRelease = { data };
         keeper.arm();
         this.scheduleReleaseRetry();
+      } else if (holdMs > 0 && isUnknownOutcome(error)) {
+        // Lost while the shortening was on its way, and it may still land: settled as above.
+        keeper.unsure = true;
       }
       throw error;
     } finally {
