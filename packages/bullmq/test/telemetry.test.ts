@@ -1,25 +1,8 @@
 import { LockClient, memoryStore } from '@latch/core';
 import type { Job } from 'bullmq';
 import { expect, test } from 'vitest';
+import { recordingTracer } from '../../../test-support/recording-tracer.js';
 import { withLock } from '../src/index.js';
-
-/** A tracer provider that keeps each span's name and attributes: all this test needs of OpenTelemetry. */
-function recordingTracer() {
-  const spans: { name: string; attributes: Record<string, unknown> }[] = [];
-  const startSpan = (name: string, options?: { attributes?: Record<string, unknown> }) => {
-    const span = { name, attributes: { ...options?.attributes } };
-    spans.push(span);
-    return {
-      setAttributes: (more: Record<string, unknown>) => Object.assign(span.attributes, more),
-      setAttribute: (key: string, value: unknown) => Object.assign(span.attributes, { [key]: value }),
-      setStatus: () => undefined,
-      addEvent: () => undefined,
-      end: () => undefined,
-      spanContext: () => ({ traceId: `${'0'.repeat(31)}1`, spanId: `${'0'.repeat(15)}1`, traceFlags: 1 }),
-    };
-  };
-  return { spans, tracerProvider: { getTracer: () => ({ startSpan }) } };
-}
 
 test("a job's lock spans carry its queue, job name and id", async () => {
   const otel = recordingTracer();
