@@ -49,3 +49,8 @@ function alignColumns(rows: readonly Row[]): string[] {
     row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '),
   );
 }
+
+/** What `ls` and `watch` print instead of an empty table. */
+export function noLocksLine(prefix: string | undefined): string {
+  return prefix ? `no locks under "${prefix}"` : 'no locks';
+}

@@ -3,7 +3,7 @@ import { ExitCode } from '../exit-codes.js';
 import { describeUnreadable, LockLister } from '../list-locks.js';
 import { resolveStoreUrl } from '../lock-flags.js';
 import { lockJson } from '../lock-json.js';
-import { lockTable } from '../lock-table.js';
+import { lockTable, noLocksLine } from '../lock-table.js';
 import { openStore } from '../open-store.js';
 import { parseFlagsAndArguments } from '../parse-flags.js';
 
@@ -56,7 +56,7 @@ export const lsCommand: Command = {
       lister = new LockLister(opened.store);
       const { locks, unreadable } = await lister.list(prefix);
       if (values.json) ctx.out(JSON.stringify(locks.map(lockJson)));
-      else if (locks.length === 0) ctx.out(prefix ? `no locks under "${prefix}"` : 'no locks');
+      else if (locks.length === 0) ctx.out(noLocksLine(prefix));
       else for (const line of lockTable(locks, Date.now())) ctx.out(line);
       for (const line of describeUnreadable(unreadable)) ctx.err(`latch ls: ${line}`);
       return ExitCode.ok;

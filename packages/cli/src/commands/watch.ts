@@ -5,7 +5,7 @@ import { formatDuration, parseDuration } from '../duration.js';
 import { ExitCode } from '../exit-codes.js';
 import { describeUnreadable, type Listing, LockLister } from '../list-locks.js';
 import { resolveStoreUrl } from '../lock-flags.js';
-import { lockTable } from '../lock-table.js';
+import { lockTable, noLocksLine } from '../lock-table.js';
 import { openStore } from '../open-store.js';
 import { parseFlagsAndArguments } from '../parse-flags.js';
 import { exitCodeForSignal, SignalTrap } from '../signal-trap.js';
@@ -93,8 +93,7 @@ type Show = (listing: Listing, now: number) => string[];
 function redraw(intervalMs: number, prefix: string | undefined): Show {
   return ({ locks, unreadable }, now) => {
     const title = `Every ${formatDuration(intervalMs)}: latch ls${prefix ? ` ${prefix}` : ''}  ${isoTime(now)}`;
-    const table =
-      locks.length > 0 ? lockTable(locks, now) : [prefix ? `no locks under "${prefix}"` : 'no locks'];
+    const table = locks.length > 0 ? lockTable(locks, now) : [noLocksLine(prefix)];
     const warnings = describeUnreadable(unreadable);
     return [`${CLEAR_SCREEN}${title}`, '', ...table, ...(warnings.length > 0 ? ['', ...warnings] : [])];
   };
