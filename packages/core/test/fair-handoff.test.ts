@@ -145,7 +145,7 @@ describe('fair hand-off between clients on the memory store', () => {
     await b.close();
   });
 
-  test('localTurnMs: Infinity keeps the lock among local waiters, handed over token by token', async () => {
+  test('localTurnMs: Infinity keeps the lock among local waiters, passed on token by token', async () => {
     const store = memoryStore();
     const a = new LockClient({ store, pollMs: 20, localTurnMs: Number.POSITIVE_INFINITY });
     const b = new LockClient({ store, pollMs: 20 });
@@ -172,7 +172,8 @@ describe('fair hand-off between clients on the memory store', () => {
       expect(token).toBe(first.fencingToken + i);
     });
     const remote = await remoteWaiter;
-    expect(remote.fencingToken).toBe(first.fencingToken + 40);
+    // The other client's claim starts above the tokens reserved for local callers.
+    expect(remote.fencingToken).toBeGreaterThan(first.fencingToken + 39);
     await remote.release();
     await Promise.all([a.close(), b.close()]);
   });

@@ -187,7 +187,7 @@ describe('request budget on S3', () => {
     expect(reads.most).toBe(8);
   }, 60_000);
 
-  test('local waiters share one poller and get the lock handed over with one write', async () => {
+  test('local waiters share one poller; the lock is handed over with one write, then passed on with none', async () => {
     const key = freshKey();
     const a = client();
     const lock = await a.acquire(key);
@@ -201,12 +201,19 @@ describe('request budget on S3', () => {
     expect(counter.byCommand).toEqual(new Map([['PutObjectCommand', 1]]));
     const next = await waiting[0]!;
     expect(next.fencingToken).toBe(lock.fencingToken + 1);
+    // The hand-over reserved tokens above the waiter's: the next local caller takes one, and
+    // the store hears nothing until the lease's next write.
     counter.reset();
     await next.release();
     const last = await waiting[1]!;
-    expect(counter.count).toBe(1);
+    expect(counter.count).toBe(0);
     expect(last.fencingToken).toBe(next.fencingToken + 1);
     await last.release();
+    expect(counter.byCommand).toEqual(new Map([['PutObjectCommand', 1]]));
+    // Anyone acquiring next starts above every reserved token.
+    const after = await client().acquire(key);
+    expect(after.fencingToken).toBeGreaterThan(last.fencingToken + 1);
+    await after.release();
   });
 });
 

@@ -10,12 +10,20 @@ export interface HandleFields {
   lockId: string;
   owner: string;
   fencingToken: number;
+  /** Read after the lock was passed on inside its process: it names an acquisition that ended. */
+  passedOn?: boolean;
 }
 
 const PREFIX = 'latch1.';
 
 export function encodeHandle(fields: HandleFields): string {
-  const json = JSON.stringify({ k: fields.key, l: fields.lockId, o: fields.owner, t: fields.fencingToken });
+  const json = JSON.stringify({
+    k: fields.key,
+    l: fields.lockId,
+    o: fields.owner,
+    t: fields.fencingToken,
+    ...(fields.passedOn ? { p: 1 } : {}),
+  });
   return PREFIX + Buffer.from(json, 'utf8').toString('base64url');
 }
 
@@ -33,7 +41,9 @@ export function decodeHandle(handle: unknown): HandleFields {
       typeof raw.o === 'string' &&
       Number.isSafeInteger(raw.t)
     ) {
-      return { key: raw.k, lockId: raw.l, owner: raw.o, fencingToken: raw.t };
+      const fields: HandleFields = { key: raw.k, lockId: raw.l, owner: raw.o, fencingToken: raw.t };
+      if (raw.p === 1) fields.passedOn = true;
+      return fields;
     }
   } catch {
     // fall through to the error below

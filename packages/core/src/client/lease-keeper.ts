@@ -59,8 +59,15 @@ export class LeaseKeeper {
     private readonly lock: KeptLock,
     private readonly lease: LeaseState,
     private readonly engine: LeaseEngine,
+    /** Set when the lease comes from another lock of this client, which trusted it until then. */
+    inheritedDeadline?: number,
   ) {
-    this.deadline = lossDeadline(lease.sentAt, lock.terms().leaseMs, 0);
+    this.deadline = inheritedDeadline ?? lossDeadline(lease.sentAt, lock.terms().leaseMs, 0);
+  }
+
+  /** Monotonic time from which the lease is no longer trusted. */
+  get deadlineAt(): number {
+    return this.deadline;
   }
 
   private get time(): Scheduler {

@@ -267,9 +267,12 @@ export class LockClient implements LockHost {
       throw new LockConfigError(`This handle is for lock "${fields.key}", not "${key}".`);
     const data = 'data' in options ? { value: options.data } : undefined;
     if (data) this.engine.checkData(data.value);
-    const lease = await this.engine.leaseFromHandle(key, fields.lockId);
+    if (fields.passedOn) throw handleEnded(key);
+    const lease = await this.engine.leaseFromHandle(key, fields.lockId, fields.fencingToken);
     if (data) this.checkData(data.value, lease);
     const local = this.keys.get(key)?.holding(fields.lockId);
+    // A local holder with another token got the lock passed on from the handle's: that one ended.
+    if (local && local.fencingToken !== fields.fencingToken) throw handleEnded(key);
     if (local) {
       await local.release(data ? { data: data.value } : {});
       return;
@@ -299,7 +302,8 @@ export class LockClient implements LockHost {
     // Tracked like a claim, so that close() waits for it and releases the lock it adopts.
     return this.track(
       (async () => {
-        const lease = await this.engine.leaseFromHandle(fields.key, fields.lockId);
+        if (fields.passedOn) throw handleEnded(fields.key);
+        const lease = await this.engine.leaseFromHandle(fields.key, fields.lockId, fields.fencingToken);
         const limit = lease.shared?.limit ?? 1;
         // Before the renewal: a lease this client could not keep beside its own holders is left as it is.
         const local = this.keys.get(fields.key);
@@ -329,6 +333,7 @@ export class LockClient implements LockHost {
           this.settleAbandoned(fields.key, contender);
           throw new LockNotHeldError(fields.key, 'the renewal landed after its lease ran out');
         }
+        lock.shareHandle(); // its handle is known elsewhere: never passed on without a write
         return lock as Lock<T>;
       })(),
     );
@@ -564,10 +569,12 @@ export class LockClient implements LockHost {
       report: (event) => this.report(event),
       track: (work) => this.track(work),
       settleAbandoned: (key, contender) => this.settleAbandoned(key, contender),
-      createLock: (lease, settings) =>
-        arrivedInTime(lease, settings.leaseMs, this.engine.clock.time.monotonic())
-          ? new Lock<unknown>(this, lease, settings)
+      createLock: (lease, settings, passedFrom) =>
+        passedFrom || arrivedInTime(lease, settings.leaseMs, this.engine.clock.time.monotonic())
+          ? new Lock<unknown>(this, lease, settings, passedFrom)
           : undefined,
+      passLocally: (lock, next) =>
+        lock.canPassTo(next.settings) && this.engine.passLocally?.(lock.lease, next.contender.terms) === true,
       holderSummary: (key) => this.holderSummary(key),
       holding: (key, lockId) => this.keys.get(key)?.holding(lockId),
       requeue: (key, waiter) => {
@@ -594,6 +601,10 @@ function checkLocalLimit(
 
 /** A lock nothing renews reads its record every this many poll intervals. */
 const VERIFY_POLLS = 5;
+
+function handleEnded(key: string): LockNotHeldError {
+  return new LockNotHeldError(key, 'this acquisition ended; its process passed the lock to another caller');
+}
 
 function closedError(): LockStoreError {
   return new LockStoreError('This LockClient was closed; create a new one to lock again.', {

@@ -1,5 +1,5 @@
-import type { VersionedRecord } from '../contract/lock-record.js';
-import { holdersOf, limitOf } from '../engine/cas/slot-records.js';
+import { holderToken, type VersionedRecord } from '../contract/lock-record.js';
+import { holdersOf, isSemaphore, limitOf } from '../engine/cas/slot-records.js';
 
 /** One holder of a key, as `inspect` reports it. */
 export interface LockHolderInfo {
@@ -25,7 +25,12 @@ export interface LockInfo<T = unknown> {
    * a semaphore: 'held' while any holder's lease runs.
    */
   state: 'free' | 'held' | 'expired';
-  /** Highest fencing token issued so far (0 if never acquired). */
+  /**
+   * A held lock's holder's token; otherwise the highest token issued or reserved so far (0 if
+   * never acquired): the next acquisition gets a higher one. While a client passes a lock
+   * among its own callers with no write, the record, and so this, shows the holder as of its
+   * last write: at most one heartbeat behind.
+   */
   fencingToken: number;
   /** How many may hold the key at once: 1 for a lock, the semaphore's limit otherwise. */
   limit: number;
@@ -56,7 +61,9 @@ export function describeRecord(key: string, current: VersionedRecord | null, now
       return info;
     })
     .sort((a, b) => a.fencingToken - b.fencingToken);
-  const info: LockInfo = { key, state: 'free', fencingToken: record.token, limit: limitOf(record), holders };
+  // A plain lock's holder may have a token below the record's, which reserves those above it.
+  const fencingToken = isSemaphore(record) ? record.token : holderToken(record);
+  const info: LockInfo = { key, state: 'free', fencingToken, limit: limitOf(record), holders };
   if (record.data !== undefined) info.data = record.data;
   const holder = record.holder;
   if (!holder) return info;

@@ -2,6 +2,7 @@
 // extend, update, release, `await using`) with its documentation, and its release is one state
 // machine with the lock's state (held, releasing, released, lost), retried in the background.
 // The keep-alive lives in LeaseKeeper.
+import { holderToken } from '../contract/lock-record.js';
 import type { Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
 import { isUnknownOutcome, LockConfigError, LockLostError, LockNotHeldError } from '../shared/errors.js';
 import type { LockEventReport } from '../shared/lock-events.js';
@@ -73,9 +74,6 @@ export class Lock<T = unknown> {
   readonly owner: string;
   /** Increases on every acquisition of this key and never repeats: pass it to the resources you write. */
   readonly fencingToken: number;
-  /** Lets another process or client release or resume this lock (`locks.release(key, handle)`, `locks.resume(handle)`). */
-  readonly handle: string;
-
   private readonly abort = new AbortController();
   private state: LockState = 'held';
   private lostError: LockLostError | undefined;
@@ -85,25 +83,71 @@ export class Lock<T = unknown> {
   private writes: Promise<unknown> = Promise.resolve();
   private readonly acquiredAtMonotonic: number;
   private readonly keeper: LeaseKeeper;
+  private readonly ownContext: string | undefined;
+  private readonly ownAcquiredAt: number;
+  /** The handle was read (or the lock resumed from one): someone may release or resume it by handle. */
+  private handleShared = false;
+  /** Released by passing the lease to another caller of this client with no write. */
+  private passedOn = false;
 
   /** @internal */
   constructor(
     private readonly host: LockHost,
     /** @internal */ readonly lease: LeaseState,
     private settings: LockSettings,
+    /** The lock of this client that passed `lease` on to this one without a write. */
+    passedFrom?: Lock<unknown>,
   ) {
     this.key = lease.key;
-    this.owner = lease.record.holder!.owner;
-    this.fencingToken = lease.record.token;
-    this.handle = encodeHandle({
+    const holder = lease.record.holder!;
+    this.owner = holder.owner;
+    this.fencingToken = holderToken(lease.record);
+    this.ownContext = holder.context;
+    this.ownAcquiredAt = holder.acquiredAt;
+    if (passedFrom) {
+      // The same lease, kept on: trusted no longer than the lock before trusted it, and
+      // lockAtLeastMs counts from now.
+      passedFrom.passedOn = true;
+      this.acquiredAtMonotonic = this.time.monotonic();
+      this.keeper = new LeaseKeeper(this.keptLock(), lease, host.engine, passedFrom.keeper.deadlineAt);
+    } else {
+      this.acquiredAtMonotonic = lease.sentAt;
+      this.keeper = new LeaseKeeper(this.keptLock(), lease, host.engine);
+    }
+    this.keeper.arm();
+  }
+
+  /**
+   * Lets another process or client release or resume this lock (`locks.release(key, handle)`,
+   * `locks.resume(handle)`). Once read, the lock is handed to the next caller of this client
+   * with a write, so that a handle never names a lock passed on behind it.
+   */
+  get handle(): string {
+    if (this.state === 'held' || this.state === 'releasing') this.handleShared = true;
+    return encodeHandle({
       key: this.key,
-      lockId: lease.lockId,
+      lockId: this.lease.lockId,
       owner: this.owner,
       fencingToken: this.fencingToken,
+      ...(this.passedOn ? { passedOn: true } : {}),
     });
-    this.acquiredAtMonotonic = lease.sentAt;
-    this.keeper = new LeaseKeeper(this.keptLock(), lease, host.engine);
-    this.keeper.arm();
+  }
+
+  /** @internal Marks the handle as known elsewhere (the lock was resumed from it). */
+  shareHandle(): void {
+    this.handleShared = true;
+  }
+
+  /**
+   * @internal Whether this lock, being released, may pass its lease to a caller with `next`
+   * terms without a write: its handle is nobody's, its writes are all settled, and the lease
+   * is kept the same way (a finite lease of the same length) with time to spare.
+   */
+  canPassTo(next: LockSettings): boolean {
+    const { leaseMs } = this.settings;
+    if (this.state !== 'releasing' || this.handleShared || this.keeper.unsure) return false;
+    if (!Number.isFinite(leaseMs) || next.leaseMs !== leaseMs) return false;
+    return this.keeper.deadlineAt - this.time.monotonic() > leaseMs / 3;
   }
 
   /** The lock as its keeper sees it. */
@@ -150,12 +194,12 @@ export class Lock<T = unknown> {
 
   /** Wall-clock time this acquisition began (ms since epoch), as stored. */
   get acquiredAt(): number {
-    return this.lease.record.holder?.acquiredAt ?? 0;
+    return this.ownAcquiredAt;
   }
 
   /** The human-readable context stored with the lock. */
   get context(): string | undefined {
-    return this.lease.record.holder?.context;
+    return this.ownContext;
   }
 
   /** True until released or lost; checks the lease's end on every read, like `signal`. */

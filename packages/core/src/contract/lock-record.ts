@@ -3,7 +3,11 @@
  * It outlives releases (holder = null) so that the fencing token never goes back.
  */
 export interface LockRecord {
-  /** Highest fencing token ever issued for this key. */
+  /**
+   * Highest fencing token ever issued or reserved for this key: the next acquisition takes a
+   * higher one. Above `holder.token` it reserves tokens for holders the client may pass the
+   * lock to without a write (see LeaseHolder.token).
+   */
   token: number;
   /** The current lease, or null when the lock is free. */
   holder: LeaseHolder | null;
@@ -44,8 +48,20 @@ export interface LeaseHolder {
   expiresAt: number | null;
   /** Who and why, for humans. */
   context?: string | undefined;
+  /**
+   * This holder's fencing token when it is below the record's (absent: the record's token).
+   * The client that holds the record passes the lock among its own callers without a write,
+   * each taking the next reserved token; the record shows the latest of them as of its last
+   * write (a renewal at the latest).
+   */
+  token?: number;
   /** Holder fields this version of Latch does not know, carried over unchanged. */
   extensions?: Record<string, unknown>;
+}
+
+/** The fencing token of a plain lock's holder: its own, or the record's. */
+export function holderToken(record: LockRecord): number {
+  return record.holder?.token ?? record.token;
 }
 
 /** One holder of a semaphore: a lease like a lock's, with its own token and last write id. */

@@ -38,8 +38,9 @@ const HOLDER_FIELDS = new Set([
   'leaseMs',
   'expiresAt',
   'context',
+  'token',
 ]);
-const SLOT_HOLDER_FIELDS = new Set([...HOLDER_FIELDS, 'token', 'writeId']);
+const SLOT_HOLDER_FIELDS = new Set([...HOLDER_FIELDS, 'writeId']);
 
 /** Fields of `raw` outside `known`, or undefined when there are none. */
 function unknownFields(
@@ -94,10 +95,21 @@ function parseCheckedRecord(key: string, raw: Record<string, unknown>): LockReco
     writeId: raw.writeId,
   };
   if ('data' in raw) record.data = raw.data;
+  checkHolderToken(key, raw.holder, record);
   if (raw.limit !== undefined || raw.holders !== undefined) parseSemaphore(key, raw, record);
   const extensions = unknownFields(raw, RECORD_FIELDS);
   if (extensions) record.extensions = extensions;
   return record;
+}
+
+/** A plain holder's own token, when stored: at most the record's (which reserves those above it). */
+function checkHolderToken(key: string, rawHolder: unknown, record: LockRecord): void {
+  if (!record.holder || !isObject(rawHolder) || rawHolder.token === undefined) return;
+  const { token } = rawHolder;
+  if (!Number.isSafeInteger(token) || (token as number) < 1 || (token as number) > record.token) {
+    throw new LockCorruptedError(key, "the holder's token is not an integer up to the record's");
+  }
+  record.holder.token = token as number;
 }
 
 /** The semaphore fields: a limit of 2 or more, and holders each with a token and write id. */

@@ -96,6 +96,12 @@ export interface LeaseEngine {
     signal?: AbortSignal,
   ): Promise<LeaseState>;
   /**
+   * Optional: passes a plain lease to another caller of this client with no write, the caller
+   * taking the next reserved token; the next write stores its holder fields. False when no
+   * reserved token is left (then hand over with a write).
+   */
+  passLocally?(lease: LeaseState, terms: LeaseTerms): boolean;
+  /**
    * Optional: makes sure an acquisition nobody waits for any more (a claim of unknown outcome,
    * a lease lost while a write was in flight) does not keep the key: releases it if it landed,
    * and fences off writes of it that may still land. True when it had to release something.
@@ -103,8 +109,11 @@ export interface LeaseEngine {
   settleAbandoned?(key: string, contender: Contender, signal?: AbortSignal): Promise<boolean>;
   /** Whether `current`, just read, still shows `lease` as ours (a lock nothing renews checks this). */
   holds(lease: LeaseState, current: VersionedRecord | null): boolean;
-  /** The lease the acquisition `lockId` holds now; LockNotHeldError when it ended. */
-  leaseFromHandle(key: string, lockId: string): Promise<LeaseState>;
+  /**
+   * The lease the acquisition `lockId` holds now; LockNotHeldError when it ended. `token` is
+   * the handle's: a holder the record shows with a higher one means the lock was passed on.
+   */
+  leaseFromHandle(key: string, lockId: string, token?: number): Promise<LeaseState>;
   /** Frees `key` whoever holds it; false when it was free. */
   forceRelease(key: string): Promise<boolean>;
   /** Throws LockConfigError when this engine's store cannot list its keys. */

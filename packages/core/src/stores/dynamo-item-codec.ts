@@ -27,6 +27,8 @@ export const ATTR = {
   leaseMs: 'leaseMs',
   expiresAt: 'expiresAt',
   context: 'context',
+  /** A plain holder's own token, when below the record's (LeaseHolder.token). */
+  holderToken: 'holderToken',
   data: 'data',
   /** Semaphores only: the limit, and every holder as one JSON list (conditions never look inside it). */
   limit: 'limit',
@@ -42,6 +44,7 @@ const HOLDER_ATTRIBUTES = [
   ATTR.leaseMs,
   ATTR.expiresAt,
   ATTR.context,
+  ATTR.holderToken,
 ];
 
 /**
@@ -81,6 +84,9 @@ export function holderAttributes(holder: LeaseHolder | null): { set: Item; remov
   else set[ATTR.expiresAt] = n(holder.expiresAt);
   if (holder.context === undefined) remove.push(ATTR.context);
   else set[ATTR.context] = s(holder.context);
+  // A claim's new holder has none: a token left from the holder before must go with it.
+  if (holder.token === undefined) remove.push(ATTR.holderToken);
+  else set[ATTR.holderToken] = n(holder.token);
   return { set, remove };
 }
 
@@ -183,6 +189,7 @@ function decodeHolder(key: string, value: (name: string) => string | number | un
     leaseMs: value(ATTR.leaseMs) ?? null,
     expiresAt: value(ATTR.expiresAt) ?? null,
     context: value(ATTR.context),
+    token: value(ATTR.holderToken),
   };
 }
 

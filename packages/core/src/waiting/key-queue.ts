@@ -268,13 +268,16 @@ export class KeyQueue<L extends HeldLock, S> {
     }
   }
 
-  /** Gives a freshly acquired lease to `waiter`, or passes it on if the waiter gave up meanwhile. */
-  deliver(waiter: Waiter<L, S>, lease: LeaseState, previous?: L): void {
+  /**
+   * Gives a freshly acquired lease to `waiter`, or passes it on if the waiter gave up meanwhile.
+   * `passed`: `previous` passed its own lease on without a write.
+   */
+  deliver(waiter: Waiter<L, S>, lease: LeaseState, previous?: L, passed = false): void {
     // A hand-over and a claim for the same waiter may both come back: the second names the
     // acquisition a local lock already holds, and is dropped (releasing it would free that lock).
     const holder = this.host.holding(this.key, lease.lockId);
     if (holder && holder !== previous) return;
-    const lock = this.hold(lease, waiter.settings, previous);
+    const lock = this.hold(lease, waiter.settings, previous, passed);
     if (!lock) {
       // Won too late to be trusted: the stale lease is given back in the background, and the
       // waiter keeps waiting (back in front if it was taken off) as a new contender, so its
@@ -301,8 +304,8 @@ export class KeyQueue<L extends HeldLock, S> {
    * it over. Undefined when the claim landed too late to trust the lease: nobody gets a lock
    * that is already lost, and the unrenewed lease simply runs out.
    */
-  hold(lease: LeaseState, settings: S, previous?: L): L | undefined {
-    const lock = this.host.createLock(lease, settings);
+  hold(lease: LeaseState, settings: S, previous?: L, passed = false): L | undefined {
+    const lock = this.host.createLock(lease, settings, passed ? previous : undefined);
     if (!lock) {
       previous?.markReleased();
       this.host.forget(this);
@@ -322,8 +325,9 @@ export class KeyQueue<L extends HeldLock, S> {
   }
 
   /**
-   * Frees the local holder's lease: straight to the next local waiter (one conditional write,
-   * no poll delay) while this client's turn lasts, otherwise back to the store.
+   * Frees the local holder's lease: straight to the next local waiter while this client's turn
+   * lasts (with no write when the lease can be passed on as it is, otherwise one conditional
+   * write, and never a poll delay), otherwise back to the store.
    */
   async release(lock: L, data?: { value: unknown }): Promise<void> {
     const { engine } = this.host;
@@ -340,6 +344,13 @@ export class KeyQueue<L extends HeldLock, S> {
       // Without a hand-over, the key's poller claims for the next local waiter once the lock
       // ends. A semaphore's slot is freed the same way: the poller takes it again at once.
       await engine.release(lock.lease, data);
+      return;
+    }
+    // Passed on with no write unless the release stores data (it resolves once the store has
+    // it) or the waiter's own claim may still land (a write naming the waiter settles that).
+    if (!data && !next.contender.unsure && this.host.passLocally(lock, next)) {
+      this.remove(next);
+      this.deliver(next, lock.lease, lock, true);
       return;
     }
     this.remove(next);

@@ -44,8 +44,16 @@ export interface QueueHost<L extends HeldLock, S> {
   track<R>(work: Promise<R>): Promise<R>;
   /** Makes sure an acquisition nobody waits for does not keep `key` (in the background). */
   settleAbandoned(key: string, contender: Contender): void;
-  /** The lock for a lease just won, or undefined when it arrived too late to be trusted. */
-  createLock(lease: LeaseState, settings: S): L | undefined;
+  /**
+   * The lock for a lease just won, or undefined when it arrived too late to be trusted;
+   * `passedFrom` is the local lock that passed `lease` on without a write.
+   */
+  createLock(lease: LeaseState, settings: S, passedFrom?: L): L | undefined;
+  /**
+   * Passes `lock`'s lease to the waiter `next` without a write, when the lock and the engine
+   * allow it (see Lock.canPassTo and LeaseEngine.passLocally); false otherwise.
+   */
+  passLocally(lock: L, next: Waiter<L, S>): boolean;
   /** Who holds `key` as the client's current queue for it knows (that queue may not be this one). */
   holderSummary(key: string): HolderSummary | undefined;
   /** The local holder of the acquisition `lockId` of `key` in the client's current queue for it, if any. */

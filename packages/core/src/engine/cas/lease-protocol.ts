@@ -1,4 +1,4 @@
-import type { LockRecord, VersionedRecord } from '../../contract/lock-record.js';
+import { holderToken, type LockRecord, type VersionedRecord } from '../../contract/lock-record.js';
 import type { LockStore } from '../../contract/lock-store.js';
 import type { ResolvedClock } from '../../shared/clock.js';
 import {
@@ -10,12 +10,20 @@ import {
 } from '../../shared/errors.js';
 import { type RetryPolicy, withRetry } from '../../shared/retry.js';
 import { checkJsonData } from '../../shared/validation.js';
-import type { ClaimResult, Contender, LeaseEngine, LeaseState, ListedLock } from '../lease-engine.js';
+import type {
+  ClaimResult,
+  Contender,
+  LeaseEngine,
+  LeaseState,
+  LeaseTerms,
+  ListedLock,
+} from '../lease-engine.js';
 import type { CasParts } from './cas-parts.js';
 import { claimByVersion, claimInOneRequest } from './claim.js';
 import { msUntilClaimable } from './claimable.js';
 import { KnownRecords } from './known-records.js';
 import { checkStoreLists, listRecords } from './list-records.js';
+import { passLeaseLocally, RESERVED_TOKENS, topUpReserve } from './local-pass.js';
 import { newHolder, ownLease } from './own-lease.js';
 import { writeOwn } from './own-write.js';
 import { writeResolved } from './resolved-write.js';
@@ -74,7 +82,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
     }
   }
 
-  async leaseFromHandle(key: string, lockId: string): Promise<LeaseState> {
+  async leaseFromHandle(key: string, lockId: string, token?: number): Promise<LeaseState> {
     const current = await this.read(key);
     const slot = slotOf(current?.record, lockId);
     if (current && slot)
@@ -91,16 +99,35 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
             : 'nobody holds it; it was already released',
       );
     }
+    // Passed on inside its client to a later caller: the record may not show that one yet,
+    // but a token above the handle's means this acquisition ended.
+    const stored = holderToken(current.record);
+    if (token !== undefined && stored > token) {
+      throw new LockNotHeldError(
+        key,
+        'this acquisition ended; its process passed the lock to another caller',
+      );
+    }
+    // The handle's own holder may be newer than the record shows (passed to it without a
+    // write): whoever takes the lease over writes the handle's token.
+    const record =
+      token !== undefined && token > stored && token <= current.record.token
+        ? { ...current.record, holder: { ...holder, token } }
+        : current.record;
     // An expired lease nobody took over can still be released or resumed: every write is
     // conditional on the version just read, so a takeover in between makes it fail safely.
     return {
       key,
       lockId,
       version: current.version,
-      record: current.record,
+      record,
       sentAt: this.clock.time.monotonic(),
       writeIds: new Set([current.record.writeId]),
     };
+  }
+
+  passLocally(lease: LeaseState, terms: LeaseTerms): boolean {
+    return passLeaseLocally(lease, terms, this.clock.time.now());
   }
 
   /**
@@ -253,6 +280,8 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
         sentAt = this.clock.time.monotonic();
         const record: LockRecord = {
           ...base,
+          // While the lock passes among this client's callers, tokens stay reserved ahead of them.
+          token: topUpReserve(base),
           holder: {
             ...base.holder!,
             renewedAt: now,
@@ -307,10 +336,13 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       this,
       lease,
       (base) => {
+        const token = Math.max(base.token, this.known.tokenFloor(lease.key)) + 1;
+        // Tokens above the waiter's are reserved: the lock can then pass on among this client's
+        // callers with no write (passLocally).
         const record: LockRecord = {
           ...base,
-          token: Math.max(base.token, this.known.tokenFloor(lease.key)) + 1,
-          holder: newHolder(this, next.lockId, next.terms),
+          token: token + RESERVED_TOKENS - 1,
+          holder: { ...newHolder(this, next.lockId, next.terms), token },
           writeId: this.clock.time.randomId(),
         };
         if (data) record.data = data.value;

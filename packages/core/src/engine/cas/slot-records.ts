@@ -27,11 +27,11 @@ export function limitOf(record: LockRecord): number {
   return isSemaphore(record) ? (record.limit ?? 1) : 1;
 }
 
-/** Every holder the record names, a plain lock's one holder included (with the record's token). */
+/** Every holder the record names, a plain lock's one holder included (with its token). */
 export function holdersOf(record: LockRecord): SlotHolder[] {
   if (isSemaphore(record)) return record.holders;
   if (!record.holder) return [];
-  return [{ ...record.holder, token: record.token, writeId: record.writeId }];
+  return [{ ...record.holder, token: record.holder.token ?? record.token, writeId: record.writeId }];
 }
 
 export function slotOf(record: LockRecord | undefined, lockId: string): SlotHolder | undefined {
