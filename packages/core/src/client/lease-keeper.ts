@@ -183,7 +183,10 @@ export class LeaseKeeper {
     if (heartbeatMs === false || !Number.isFinite(leaseMs)) return undefined;
     const interval = heartbeatMs < leaseMs ? heartbeatMs : leaseMs / 3;
     // After a failed renewal, retry sooner (but not in a tight loop).
-    return this.renewFailures === 0 ? interval : Math.max(MIN_RETRY_MS, interval / 2 ** this.renewFailures);
+    if (this.renewFailures > 0) return Math.max(MIN_RETRY_MS, interval / 2 ** this.renewFailures);
+    // Counted from the lease's last write, not from this lock's start: a lease passed on from
+    // lock to lock faster than the interval is still renewed on time.
+    return Math.max(0, interval - (this.time.monotonic() - this.lease.sentAt));
   }
 
   private async heartbeat(): Promise<void> {

@@ -271,8 +271,6 @@ export class LockClient implements LockHost {
     const lease = await this.engine.leaseFromHandle(key, fields.lockId, fields.fencingToken);
     if (data) this.checkData(data.value, lease);
     const local = this.keys.get(key)?.holding(fields.lockId);
-    // A local holder with another token got the lock passed on from the handle's: that one ended.
-    if (local && local.fencingToken !== fields.fencingToken) throw handleEnded(key);
     if (local) {
       await local.release(data ? { data: data.value } : {});
       return;
