@@ -184,7 +184,7 @@ describe('fair hand-off between clients on the memory store', () => {
       expect(() => new LockClient({ store, localTurnMs: bad as number })).toThrow(LockConfigError);
       expect(() => new LockClient({ store, localTurnMs: bad as number })).toThrow(/localTurnMs/);
     }
-    expect(new LockClient({ store, pollMs: 30 }).settings.localTurnMs).toBe(60);
+    expect(new LockClient({ store, pollMs: 30 }).settings.localTurnMs).toBe(30);
     expect(new LockClient({ store, localTurnMs: Number.POSITIVE_INFINITY }).settings.localTurnMs).toBe(
       Number.POSITIVE_INFINITY,
     );

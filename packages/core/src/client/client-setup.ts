@@ -54,10 +54,10 @@ export function setUpClient(options: LockClientOptions): ClientSetup {
   const leaseMs = checkDuration('leaseMs', options.leaseMs ?? 30_000, { allowInfinity: true });
   const heartbeatMs = resolveHeartbeat(options.heartbeatMs, leaseMs, 'heartbeatMs');
   const pollMs = checkDuration('pollMs', options.pollMs ?? 1000);
-  // Two polls' worth: with nobody else waiting, a yield leaves the lock free for about one
-  // pollMs, so local throughput keeps about two thirds, while another process's waiter gets
-  // the lock within about three pollMs of a turn starting.
-  const localTurnMs = checkDuration('localTurnMs', options.localTurnMs ?? 2 * pollMs, {
+  // One poll's worth: another process's waiter polls when the turn should end (OtherTurn), so a
+  // yield costs about a round trip while others wait, and each of them waits about a turn; with
+  // nobody else waiting a yield leaves the lock free for about pollMs, and turns stretch.
+  const localTurnMs = checkDuration('localTurnMs', options.localTurnMs ?? pollMs, {
     allowInfinity: true,
   });
   if (

@@ -28,7 +28,7 @@ export interface LockClientOptions {
   /**
    * How long waiters in this client may pass a contended lock among themselves, in ms, before
    * a release gives it back to the store so that waiters in other processes get a turn
-   * (default 2 × pollMs; Infinity: never, for a client that is the only one using its keys).
+   * (default pollMs; Infinity: never, for a client that is the only one using its keys).
    */
   localTurnMs?: number;
   /** Called for every acquired / renewed / released / lost / waiting / contended event, for dashboards and metrics. */

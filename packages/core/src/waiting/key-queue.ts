@@ -13,6 +13,7 @@ import {
 import { backoffMs } from '../shared/retry.js';
 import type { ScheduledTimer } from '../shared/scheduler.js';
 import { LocalTurn } from './local-turn.js';
+import { OtherTurn } from './other-turn.js';
 import type { HeldLock, QueueHost, Waiter } from './queue-host.js';
 
 /**
@@ -30,6 +31,8 @@ export class KeyQueue<L extends HeldLock, S> {
   /** The poller's last store failure, cleared by the next answer: the cause of a timeout. */
   private lastError: unknown;
   readonly turn: LocalTurn;
+  /** When another client's turn should end: the poller looks then. */
+  private readonly otherTurn: OtherTurn;
   private wakeUp: (() => void) | undefined;
 
   constructor(
@@ -39,7 +42,9 @@ export class KeyQueue<L extends HeldLock, S> {
     readonly limit = 1,
   ) {
     const { localTurnMs, pollMs } = host.settings;
-    this.turn = new LocalTurn(localTurnMs, pollMs, () => host.engine.clock.time.monotonic());
+    const monotonic = () => host.engine.clock.time.monotonic();
+    this.turn = new LocalTurn(localTurnMs, pollMs, monotonic);
+    this.otherTurn = new OtherTurn(localTurnMs, monotonic);
   }
 
   private get time() {
@@ -103,7 +108,7 @@ export class KeyQueue<L extends HeldLock, S> {
   /** A claim found the key held by someone else: remember the record, and this client's turn is over. */
   sawHeld(current: VersionedRecord | null): void {
     this.lastSeen = current;
-    this.turn.end();
+    this.turn.otherHolds();
   }
 
   /** Rejects every waiter (the client is closing) and wakes the poller. */
@@ -225,6 +230,7 @@ export class KeyQueue<L extends HeldLock, S> {
         continue;
       }
       let result: ClaimResult;
+      const sentAt = this.time.monotonic();
       try {
         result = await engine.claim(this.key, head.contender);
       } catch (error) {
@@ -251,8 +257,14 @@ export class KeyQueue<L extends HeldLock, S> {
       this.sawHeld(result.current);
       this.reportWaiting();
       const untilClaimable = engine.msUntilClaimable(this.key, result.current);
+      const holder = result.current?.record.holder;
+      // A semaphore's holders come and go one by one: no turn to time.
+      const turnEnd =
+        holder && this.limit === 1 ? this.otherTurn.sawHolder(holder.lockId, sentAt) : undefined;
+      if (turnEnd === 'ended') attempt = 0; // it may yield any moment now: poll briskly again
       let delay = pollDelay(attempt++, this.host.settings.pollMs, this.time.random);
       if (untilClaimable !== undefined) delay = Math.min(delay, untilClaimable + 1);
+      if (typeof turnEnd === 'number') delay = Math.min(delay, turnEnd + 1);
       await this.nap(delay);
     }
   }
@@ -312,7 +324,7 @@ export class KeyQueue<L extends HeldLock, S> {
       return undefined;
     }
     this.holders.push(lock);
-    this.turn.begin(); // a hand-off continues the running turn
+    this.turn.begin(lock.fencingToken); // a hand-off continues the running turn
     previous?.markReleased(); // before 'acquired', so events read in order
     this.host.report({
       type: 'acquired',
@@ -331,13 +343,14 @@ export class KeyQueue<L extends HeldLock, S> {
    */
   async release(lock: L, data?: { value: unknown }): Promise<void> {
     const { engine } = this.host;
+    this.otherTurn.knew(this.time.monotonic()); // nobody else held it up to now
     const next = this.head();
     if (next && this.turn.used) {
       // Local waiters had the key for a whole turn: give it back to the store, and keep our
       // poller away until other clients' pollers have had their chance to claim it.
       const sentAt = this.time.monotonic();
       await engine.release(lock.lease, data);
-      this.turn.yieldedAfter(this.time.monotonic() - sentAt);
+      this.turn.yieldedAfter(this.time.monotonic() - sentAt, lock.lease.record.token);
       return;
     }
     if (!next || !engine.handOver || this.limit > 1) {
@@ -373,9 +386,10 @@ export class KeyQueue<L extends HeldLock, S> {
     const index = this.holders.indexOf(lock);
     if (index < 0) return;
     this.holders.splice(index, 1);
-    // Nobody here wants the key any more. (With waiters left, the turn goes on: the poller
-    // claims for them at once, as with the list strategy, which cannot hand over.)
-    if (!this.head()) this.turn.end();
+    // Nobody here wants the key any more (a lock it was handed to still does: a hand-off keeps
+    // the turn going). With waiters left, the turn goes on too: the poller claims for them at
+    // once, as with the list strategy, which cannot hand over.
+    if (!this.head() && this.holders.length === 0) this.turn.end();
     this.wake();
     if (this.head()) this.ensurePolling();
     this.host.forget(this);
