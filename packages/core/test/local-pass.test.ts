@@ -4,7 +4,7 @@ import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
 // A lock passes among the callers of one client with no store write: a hand-over reserves
 // tokens above its waiter's, and each later local caller takes the next one. These tests pin
-// what must stay true while the store does not hear of it.
+// what must stay true while the store does not hear of it. (Turns are off: nobody else waits.)
 
 type Scripted = ReturnType<typeof scriptedClients>;
 
@@ -50,7 +50,7 @@ async function holderWithReserve(s: Scripted, key = 'k') {
 
 describe('passing a lock among one client’s callers', () => {
   test('costs no store request; tokens rise by one, and a claim elsewhere starts above every reserved one', async () => {
-    const s = scriptedClients({ heartbeatMs: false });
+    const s = scriptedClients({ heartbeatMs: false, localTurnMs: Number.POSITIVE_INFINITY });
     const writes = countWrites(s);
     const { locks, first, holder } = await holderWithReserve(s);
     expect(holder.fencingToken).toBe(first.fencingToken + 1);
@@ -76,7 +76,7 @@ describe('passing a lock among one client’s callers', () => {
   });
 
   test('past the reserved block the next hand-over writes once and reserves again: tokens never repeat or go back', async () => {
-    const s = scriptedClients({ heartbeatMs: false });
+    const s = scriptedClients({ heartbeatMs: false, localTurnMs: Number.POSITIVE_INFINITY });
     const writes = countWrites(s);
     const { locks, holder } = await holderWithReserve(s);
     writes.reset();
@@ -103,7 +103,7 @@ describe('passing a lock among one client’s callers', () => {
   });
 
   test('renewals keep tokens reserved ahead of the holders: the lock passes on past the first block with no hand-over write', async () => {
-    const s = scriptedClients({ heartbeatMs: 100 });
+    const s = scriptedClients({ heartbeatMs: 100, localTurnMs: Number.POSITIVE_INFINITY });
     const { locks, holder } = await holderWithReserve(s);
     const stored: Array<string | undefined> = [];
     const inner = s.scripted.inner;
@@ -126,7 +126,7 @@ describe('passing a lock among one client’s callers', () => {
   });
 
   test('a renewal stores the current holder: inspect shows its token and context one heartbeat later', async () => {
-    const s = scriptedClients({ heartbeatMs: 1_000 });
+    const s = scriptedClients({ heartbeatMs: 1_000, localTurnMs: Number.POSITIVE_INFINITY });
     const { locks, holder } = await holderWithReserve(s);
     const next = queue(locks, 'k', 'the next caller');
     await s.time.advance(1);
@@ -144,7 +144,7 @@ describe('passing a lock among one client’s callers', () => {
   });
 
   test('the current local holder’s signal aborts when the client loses the record', async () => {
-    const s = scriptedClients({ heartbeatMs: 1_000 });
+    const s = scriptedClients({ heartbeatMs: 1_000, localTurnMs: Number.POSITIVE_INFINITY });
     const { locks, holder } = await holderWithReserve(s);
     const next = queue(locks, 'k');
     await s.time.advance(1);
@@ -159,7 +159,7 @@ describe('passing a lock among one client’s callers', () => {
   });
 
   test('the lock passed on is trusted no longer than the lock before it trusted the lease', async () => {
-    const s = scriptedClients({ heartbeatMs: false });
+    const s = scriptedClients({ heartbeatMs: false, localTurnMs: Number.POSITIVE_INFINITY });
     const { locks, holder } = await holderWithReserve(s);
     // A slow write: the lease is trusted for less (twice the write's time comes off its end).
     s.scripted.nextWrite({ kind: 'slow', ms: 1_500 });
@@ -178,7 +178,7 @@ describe('passing a lock among one client’s callers', () => {
   });
 
   test('a lock whose handle was read is handed over with a write, so its handle then names no lock', async () => {
-    const s = scriptedClients({ heartbeatMs: false });
+    const s = scriptedClients({ heartbeatMs: false, localTurnMs: Number.POSITIVE_INFINITY });
     const writes = countWrites(s);
     const { locks, holder } = await holderWithReserve(s);
     const handle = holder.handle;
@@ -198,7 +198,7 @@ describe('passing a lock among one client’s callers', () => {
   });
 
   test('a handle read after its lock was passed on is refused, here and elsewhere; the current holder keeps the lock', async () => {
-    const s = scriptedClients({ heartbeatMs: false });
+    const s = scriptedClients({ heartbeatMs: false, localTurnMs: Number.POSITIVE_INFINITY });
     const { locks, holder } = await holderWithReserve(s);
     const next = queue(locks, 'k');
     await s.time.advance(1);
@@ -215,7 +215,7 @@ describe('passing a lock among one client’s callers', () => {
   });
 
   test('resuming a holder the record does not show yet takes that holder’s token, and the holder learns it lost the lock', async () => {
-    const s = scriptedClients({ heartbeatMs: 1_000 });
+    const s = scriptedClients({ heartbeatMs: 1_000, localTurnMs: Number.POSITIVE_INFINITY });
     const { locks, holder } = await holderWithReserve(s);
     const next = queue(locks, 'k');
     await s.time.advance(1);
@@ -231,7 +231,7 @@ describe('passing a lock among one client’s callers', () => {
   });
 
   test('a release that stores data hands over with a write: the store has the data when it resolves', async () => {
-    const s = scriptedClients({ heartbeatMs: false });
+    const s = scriptedClients({ heartbeatMs: false, localTurnMs: Number.POSITIVE_INFINITY });
     const writes = countWrites(s);
     const { locks, holder } = await holderWithReserve(s);
     const next = queue(locks, 'k');
