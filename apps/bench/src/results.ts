@@ -48,7 +48,9 @@ export interface HandoffRow extends RowBase {
   holdMs?: number;
   handoffs?: number;
   handoffsPerSec?: number;
-  /** What holders each holding `holdMs` one after another could do at most: 1000 / holdMs per second. */
+  /** How long holders actually held on average (a sleep of `holdMs` takes a little longer). */
+  meanHoldMs?: number;
+  /** What holders of that length one after another could do at most: 1000 / meanHoldMs per second. */
   physicalLimitPerSec?: number;
   /** Waits of every contender: completed acquisitions, and those still waiting at the end (so far). */
   p50WaitMs?: number;

@@ -65,10 +65,46 @@ describe('report', () => {
       measured: '2',
       met: true,
     });
-    expect(targets.find((t) => t.name.startsWith('Hand-off rate'))).toMatchObject({
+    expect(targets.find((t) => t.name.startsWith('Hand-off rate on DynamoDB'))).toMatchObject({
       measured: '2.5x (50/s vs 20/s for deliveryhero)',
       met: true,
     });
+  });
+
+  test('targets for one client (share of the limit, no requests) and for the p99 wait against the best peer', () => {
+    const handoff = [
+      {
+        subject: 'latch-memory',
+        status: 'ok',
+        handoffsPerSec: 170,
+        physicalLimitPerSec: 184,
+        requestsPerHandoff: 0.01,
+      },
+      { subject: 'latch-s3', status: 'ok', handoffsPerSec: 150, p99WaitMs: 1_100 },
+      { subject: 's3-get-put', status: 'ok', handoffsPerSec: 80, p99WaitMs: 1_000 },
+      { subject: 'latch-dynamodb', status: 'ok', handoffsPerSec: 150, p99WaitMs: 1_000 },
+      { subject: 'deliveryhero', status: 'ok', handoffsPerSec: 70, p99WaitMs: 8_000 },
+      { subject: 'dynamodb-lock-client', status: 'ok', handoffsPerSec: 60, p99WaitMs: 5_000 },
+    ] as NonNullable<BenchResults['scenarios']['handoff']>;
+    const targets = checkTargets({ handoff });
+    const named = (start: string) => targets.find((t) => t.name.startsWith(start));
+    expect(named('Hand-offs in one client')).toMatchObject({ measured: '92.39%, 0.01', met: true });
+    expect(named('Hand-off rate on the local S3 server')).toMatchObject({
+      measured: '1.88x (150/s vs 80/s for s3-get-put)',
+      met: false,
+    });
+    expect(named('p99 wait on the local S3 server')).toMatchObject({ met: false });
+    // The best p99 among the peers, not the fastest peer's.
+    expect(named('p99 wait on DynamoDB Local')).toMatchObject({
+      measured: '1000 ms vs 5000 ms for dynamodb-lock-client',
+      met: true,
+    });
+    const slow = handoff.map((row) =>
+      row.subject === 'latch-memory' ? { ...row, handoffsPerSec: 160 } : row,
+    );
+    expect(
+      checkTargets({ handoff: slow }).find((t) => t.name.startsWith('Hand-offs in one client'))?.met,
+    ).toBe(false);
   });
 
   test('the chart is one well-formed SVG document with a bar per subject', () => {
@@ -80,5 +116,17 @@ describe('report', () => {
     expect(chart.match(/<text /g)?.length).toBe(chart.match(/<\/text>/g)?.length);
     // The background, 3 hand-off bars (the invalid one in red) and 2 request bars.
     expect(chart.match(/<rect /g)).toHaveLength(1 + 3 + 2);
+  });
+});
+
+describe('physical limit', () => {
+  test('is what holders of the measured mean hold could do back to back', async () => {
+    const { meanHoldMs } = await import('../src/scenarios/handoff.js');
+    const holds = [
+      { key: 'k', holder: 'p0c0', acquiredAt: 0, releasedAt: 5.2 },
+      { key: 'k', holder: 'p0c1', acquiredAt: 6, releasedAt: 11.6 },
+    ];
+    expect(meanHoldMs(holds)).toBeCloseTo(5.4);
+    expect(meanHoldMs([])).toBeNaN();
   });
 });

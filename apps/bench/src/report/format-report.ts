@@ -96,7 +96,7 @@ function handoffTable(subjects: readonly SubjectInfo[], s: Scenarios): string {
   });
   const first = s.handoff?.find((row) => row.status === 'ok');
   const window = first?.windowMs ? ` for ${formatNumber(first.windowMs / 1000, 1)} s` : '';
-  return `2. Contended hand-off: 8 contenders in 2 processes on one key, each holding ~5 ms${window}; limit = 1000 / hold ms, what back-to-back holders could do at most; every acquisition checked for overlap; waits include contenders still waiting at the end\n${textTable(
+  return `2. Contended hand-off: 8 contenders in 2 processes on one key, each holding ~5 ms${window}; limit = 1000 / mean measured hold ms, what back-to-back holders of that length could do at most; every acquisition checked for overlap; waits include contenders still waiting at the end\n${textTable(
     [
       'subject',
       'hand-offs/s',
@@ -115,7 +115,7 @@ function handoffTable(subjects: readonly SubjectInfo[], s: Scenarios): string {
   )}`;
 }
 
-/** "200 (49%)": the physical limit 1000 / hold ms, and how much of it the subject reached. */
+/** "184 (49%)": the physical limit 1000 / mean measured hold ms, and how much of it the subject reached. */
 export function physicalLimitCell(row: Pick<HandoffRow, 'physicalLimitPerSec' | 'handoffsPerSec'>): string {
   const limit = row.physicalLimitPerSec;
   if (limit === undefined || !Number.isFinite(limit) || limit <= 0) return '—';

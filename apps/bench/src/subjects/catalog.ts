@@ -41,10 +41,12 @@ const LATCH_DEFAULTS = 'LockClient defaults: leaseMs 30 000, heartbeat every 10 
 export const SUBJECTS: readonly SubjectInfo[] = [
   {
     id: 'latch-memory',
-    label: 'Latch memory',
+    label: 'Latch memory (one client)',
     ours: true,
     backend: 'memory',
-    settings: `memoryStore(); ${LATCH_DEFAULTS}`,
+    // One client is alone on its keys here (the store lives in its process): turns, which only
+    // make room for other clients, are off, as the core README advises for that case.
+    settings: `memoryStore(); ${LATCH_DEFAULTS}; localTurnMs Infinity (one client alone on its keys)`,
     renews: true,
     crossProcess: false,
   },

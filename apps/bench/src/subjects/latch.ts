@@ -22,7 +22,10 @@ type LatchBackend = 'memory' | 's3' | 'dynamodb' | 's3-list';
 export function openLatch(backend: LatchBackend, backends: BackendEndpoints): LockSubject {
   const requests = new RequestTally();
   const { store, close } = openStore(backend, backends, requests);
-  const locks = new LockClient({ store });
+  // The memory store lives in this one client's process: nobody else can wait, so no turns.
+  const locks = new LockClient(
+    backend === 'memory' ? { store, localTurnMs: Number.POSITIVE_INFINITY } : { store },
+  );
   return {
     requests,
     async acquire(key, signal) {
