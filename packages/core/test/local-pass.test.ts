@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { type Lock, LockNotHeldError } from '../src/index.js';
+import { keyOfHandle, type Lock, LockNotHeldError } from '../src/index.js';
 import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
 // A lock passes among the callers of one client with no store write: a hand-over reserves
@@ -242,5 +242,54 @@ describe('passing a lock among one client’s callers', () => {
     expect((await replica(s).inspect('k')).data).toEqual({ step: 2 });
     await s.time.advance(1);
     expect(next.got()!.data).toEqual({ step: 2 });
+  });
+
+  test('a lock nothing renews is checked on the lease’s schedule, however often it is passed on', async () => {
+    // heartbeatMs false: the holder reads the record every 5 polls (1 s) to learn it was taken.
+    const s = scriptedClients({ heartbeatMs: false, localTurnMs: Number.POSITIVE_INFINITY });
+    const { locks, holder } = await holderWithReserve(s);
+    expect(await replica(s).forceRelease('k')).toBe(true);
+    let current = holder;
+    for (let i = 0; i < 5; i++) {
+      const next = queue(locks, 'k');
+      await s.time.advance(800); // each holder lasts less than the check interval
+      if (!held(current)) break; // it learned: nothing more is passed on
+      await current.release();
+      await s.time.advance(1);
+      current = next.got()!;
+    }
+    expect(held(current)).toBe(false);
+    expect(current.signal.aborted).toBe(true);
+  });
+
+  test('a forceRelease in the holder’s own client ends its lock at once: nothing is passed on', async () => {
+    const s = scriptedClients({ heartbeatMs: false, localTurnMs: Number.POSITIVE_INFINITY });
+    const { locks, holder } = await holderWithReserve(s);
+    const next = queue(locks, 'k');
+    await s.time.advance(1);
+    expect(await locks.forceRelease('k')).toBe(true);
+    expect(holder.signal.aborted).toBe(true);
+    await s.time.advance(1);
+    // The waiter claims the key afresh, above every token reserved before.
+    const after = next.got()!;
+    expect(after.fencingToken).toBeGreaterThan(holder.fencingToken + 1000);
+  });
+
+  test('a handle read after a pass has a prefix of its own, so that other versions refuse it as no handle at all', async () => {
+    const s = scriptedClients({ heartbeatMs: false, localTurnMs: Number.POSITIVE_INFINITY });
+    const { locks, holder } = await holderWithReserve(s);
+    const next = queue(locks, 'k');
+    await s.time.advance(1);
+    expect(holder.handle.startsWith('latch1.')).toBe(true); // read while held: a write hand-over follows
+    await holder.release();
+    await s.time.advance(1);
+    const successor = next.got()!;
+    const another = queue(locks, 'k');
+    await s.time.advance(1);
+    await successor.release(); // passed on with no write
+    await s.time.advance(1);
+    expect(another.got()).toBeDefined();
+    expect(successor.handle.startsWith('latch1p.')).toBe(true);
+    expect(keyOfHandle(successor.handle)).toBe('k');
   });
 });

@@ -15,26 +15,28 @@ export interface HandleFields {
 }
 
 const PREFIX = 'latch1.';
+/**
+ * A handle read after its lock was passed on inside its process: it names an acquisition that
+ * ended, yet the record may still show its lock id. Its own prefix makes older versions of
+ * Latch refuse it as not a handle, instead of acting on the lock it was passed to.
+ */
+const PASSED_ON_PREFIX = 'latch1p.';
 
 export function encodeHandle(fields: HandleFields): string {
-  const json = JSON.stringify({
-    k: fields.key,
-    l: fields.lockId,
-    o: fields.owner,
-    t: fields.fencingToken,
-    ...(fields.passedOn ? { p: 1 } : {}),
-  });
-  return PREFIX + Buffer.from(json, 'utf8').toString('base64url');
+  const json = JSON.stringify({ k: fields.key, l: fields.lockId, o: fields.owner, t: fields.fencingToken });
+  return (fields.passedOn ? PASSED_ON_PREFIX : PREFIX) + Buffer.from(json, 'utf8').toString('base64url');
 }
 
 export function decodeHandle(handle: unknown): HandleFields {
-  if (typeof handle !== 'string' || !handle.startsWith(PREFIX)) {
+  const passedOn = typeof handle === 'string' && handle.startsWith(PASSED_ON_PREFIX);
+  if (typeof handle !== 'string' || !(passedOn || handle.startsWith(PREFIX))) {
     throw new LockConfigError(
       'Not a lock handle: expected the string from lock.handle (it starts with "latch1.").',
     );
   }
   try {
-    const raw = JSON.parse(Buffer.from(handle.slice(PREFIX.length), 'base64url').toString('utf8'));
+    const body = handle.slice((passedOn ? PASSED_ON_PREFIX : PREFIX).length);
+    const raw = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
     if (
       typeof raw.k === 'string' &&
       typeof raw.l === 'string' &&
@@ -42,7 +44,7 @@ export function decodeHandle(handle: unknown): HandleFields {
       Number.isSafeInteger(raw.t)
     ) {
       const fields: HandleFields = { key: raw.k, lockId: raw.l, owner: raw.o, fencingToken: raw.t };
-      if (raw.p === 1) fields.passedOn = true;
+      if (passedOn) fields.passedOn = true;
       return fields;
     }
   } catch {

@@ -140,7 +140,11 @@ export class LeaseKeeper {
     const beat = this.heartbeatDelay();
     if (beat === undefined) {
       // Nothing renews this lock: read the record now and then to learn if it was taken away.
-      this.verifyTimer = this.time.setTimer(() => void this.verify(), this.lock.terms().verifyMs);
+      // Counted from the lease's last confirmation, not from this lock's start: a lease passed
+      // on from lock to lock faster than verifyMs is still checked on time.
+      const confirmedAt = Math.max(this.lease.sentAt, this.lease.verifiedAt ?? Number.NEGATIVE_INFINITY);
+      const verifyIn = Math.max(0, this.lock.terms().verifyMs - (now - confirmedAt));
+      this.verifyTimer = this.time.setTimer(() => void this.verify(), verifyIn);
     }
     if (!Number.isFinite(this.deadline)) return; // fail-closed: nothing expires
     this.armLossTimer();
@@ -221,6 +225,7 @@ export class LeaseKeeper {
   private async verify(): Promise<void> {
     if (!this.lock.keeping()) return;
     try {
+      const readAt = this.time.monotonic();
       const current = await this.engine.read(this.lock.key);
       const ours = this.engine.holds(this.lease, current) || (current !== null && this.writesInFlight > 0);
       if (!ours && this.lock.keeping()) {
@@ -233,6 +238,7 @@ export class LeaseKeeper {
         this.lock.leaseOutcome({ outcome: 'lost', error });
         return;
       }
+      if (this.engine.holds(this.lease, current)) this.lease.verifiedAt = readAt;
     } catch {
       // A failed read proves nothing either way: look again at the next interval.
     }

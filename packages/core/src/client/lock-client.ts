@@ -341,7 +341,14 @@ export class LockClient implements LockHost {
   async forceRelease(key: string): Promise<boolean> {
     this.checkKey(key);
     const freed = await this.engine.forceRelease(key);
-    if (freed) this.keys.get(key)?.wake();
+    if (!freed) return freed;
+    const queue = this.keys.get(key);
+    // This client's own holders lost the lock now, not at their next renewal: none of them
+    // may pass it on to another caller meanwhile.
+    for (const holder of [...(queue?.holders ?? [])]) {
+      holder.markLost(new LockLostError(key, 'forceRelease in this client freed it'));
+    }
+    queue?.wake();
     return freed;
   }
 

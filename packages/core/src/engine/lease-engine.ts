@@ -41,6 +41,8 @@ export interface LeaseState {
   shared?: LockRecord;
   /** Monotonic time just before the write that set the current expiry was sent. */
   sentAt: number;
+  /** Monotonic time a read that showed the lease as ours was sent (a lock nothing renews checks). */
+  verifiedAt?: number;
   /** Ids of writes this lease issued, to recognise them after an ambiguous outcome. */
   writeIds: Set<string>;
   /**

@@ -27,7 +27,11 @@ export const ATTR = {
   leaseMs: 'leaseMs',
   expiresAt: 'expiresAt',
   context: 'context',
-  /** A plain holder's own token, when below the record's (LeaseHolder.token). */
+  /**
+   * A plain holder's own token, when below the record's (LeaseHolder.token), as "token lockId":
+   * an older Latch keeps attributes it does not know, so a token left from a holder before it
+   * must not be read as its holder's.
+   */
   holderToken: 'holderToken',
   data: 'data',
   /** Semaphores only: the limit, and every holder as one JSON list (conditions never look inside it). */
@@ -86,7 +90,7 @@ export function holderAttributes(holder: LeaseHolder | null): { set: Item; remov
   else set[ATTR.context] = s(holder.context);
   // A claim's new holder has none: a token left from the holder before must go with it.
   if (holder.token === undefined) remove.push(ATTR.holderToken);
-  else set[ATTR.holderToken] = n(holder.token);
+  else set[ATTR.holderToken] = s(`${holder.token} ${holder.lockId}`);
   return { set, remove };
 }
 
@@ -189,8 +193,20 @@ function decodeHolder(key: string, value: (name: string) => string | number | un
     leaseMs: value(ATTR.leaseMs) ?? null,
     expiresAt: value(ATTR.expiresAt) ?? null,
     context: value(ATTR.context),
-    token: value(ATTR.holderToken),
+    token: ownToken(key, value(ATTR.holderToken), value(ATTR.lockId)),
   };
+}
+
+/** The holder token stored for `lockId`; undefined when none is, or it was stored for an earlier holder. */
+function ownToken(
+  key: string,
+  stored: string | number | undefined,
+  lockId: string | number | undefined,
+): unknown {
+  if (stored === undefined) return undefined;
+  const match = typeof stored === 'string' ? /^(\d{1,16}) (.+)$/s.exec(stored) : null;
+  if (!match) throw new LockCorruptedError(key, `attribute "${ATTR.holderToken}" is not "token lockId"`);
+  return match[2] === lockId ? Number(match[1]) : undefined;
 }
 
 /**

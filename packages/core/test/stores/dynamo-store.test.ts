@@ -124,6 +124,27 @@ describe('dynamoStore item layout', () => {
     });
   });
 
+  it('stores a holder token with its holder’s lock id, and does not read one left from an earlier holder as the new one’s', async () => {
+    const store = dynamoStore({ client: admin, table: 'locks' });
+    const key = `layout/${randomUUID()}`;
+    const base = heldRecord(1_028);
+    const record = { ...base, holder: { ...base.holder!, token: 5 } };
+    expect((await store.write(key, record, { absent: true })).ok).toBe(true);
+    const { Item } = await admin.send(new GetItemCommand({ TableName: 'locks', Key: { pk: { S: key } } }));
+    expect(Item?.holderToken).toEqual({ S: `5 ${record.holder.lockId}` });
+    expect((await store.read(key))?.record.holder?.token).toBe(5);
+    // An older Latch keeps attributes it does not know when it writes a holder of its own.
+    const older = { ...Item!, lockId: { S: 'older-holder' }, token: { N: '1029' }, rv: { N: '2' } };
+    await admin.send(new PutItemCommand({ TableName: 'locks', Item: older }));
+    const read = await store.read(key);
+    expect(read?.record.holder?.lockId).toBe('older-holder');
+    expect(read?.record.holder?.token).toBeUndefined();
+    await admin.send(
+      new PutItemCommand({ TableName: 'locks', Item: { ...older, holderToken: { S: 'five' } } }),
+    );
+    await expect(store.read(key)).rejects.toBeInstanceOf(latch.LockCorruptedError);
+  });
+
   it('puts the sort key value (default "lock") on every item', async () => {
     const store = dynamoStore({ client: admin, table: 'locks-sk', partitionKey: 'id', sortKey: 'kind' });
     const key = `layout/${randomUUID()}`;
