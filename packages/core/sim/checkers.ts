@@ -1,6 +1,7 @@
 import type { Lock } from '../src/client/lock.js';
 import type { LockRecord, SlotHolder } from '../src/contract/lock-record.js';
-import { holdersOf, limitOf } from '../src/engine/cas/slot-records.js';
+import { RESERVED_TOKENS } from '../src/engine/cas/local-pass.js';
+import { holdersOf, isSemaphore, limitOf } from '../src/engine/cas/slot-records.js';
 import { LockError, LockLostError, LockStoreError } from '../src/shared/errors.js';
 import type { AppliedWrite } from './backend.js';
 import { FencedResource } from './fenced-resource.js';
@@ -99,17 +100,49 @@ export class Checker {
   ignored = 0;
   readonly resource = new FencedResource();
   private readonly live: HandedLock[] = [];
-  /** Handed locks by lease (lockId#token: a contender may reuse its lockId for a later lease). */
-  private readonly byLease = new Map<string, HandedLock[]>();
+  /**
+   * Handed locks by lock id. A stored lease is named by its lock id: a client passes it among
+   * its own callers with no write (each Lock taking the next reserved token, the record showing
+   * the holder of its last write), so one lease may have many Locks. A contender may also reuse
+   * its lock id for a later lease: those Locks have tokens above every token the key had
+   * stored, reservations included, so a lease's Locks are told apart by token range.
+   */
+  private readonly byLockId = new Map<string, HandedLock[]>();
   private seq = 0;
   private readonly holdersScratch: HandedLock[] = [];
-  /** Take-aways per lease (lockId#token): when, and by which process's write. */
-  private readonly takeAways = new Map<string, Array<{ at: number; by: string; freed: boolean }>>();
+  /** Take-aways per lock id: the token range of the lease taken away, when, by which process's write. */
+  private readonly takeAways = new Map<string, TakeAway[]>();
+  /**
+   * Coverage, for the summary: Locks handed with a token the store had not seen (passed on
+   * with no write); leases whose Locks' tokens ran past the first block of tokens their first
+   * write reserved; writes of a lease that raised its holder's token (a later local holder
+   * written by a renewal, update or release); hand-overs written after the handing lock's
+   * handle was read (it may never pass on without a write).
+   */
+  readonly coverage = {
+    localPasses: 0,
+    blockCrossings: 0,
+    reserveUsedUp: 0,
+    holderRaised: 0,
+    handedOverAfterHandleRead: 0,
+  };
+  /** First stored holder token of each lease (lock id), and whether its Locks crossed a block yet. */
+  private readonly leaseStart = new Map<string, { token: number; crossed: boolean }>();
+  /** Highest token handed to a Lock of each lock id. */
+  private readonly maxHandedOf = new Map<string, number>();
+  /** Lock ids whose handle user code read while they were held. */
+  private readonly handleReadIds = new Set<string>();
+  /** Leases (core's own objects) of Locks whose handle user code read while they were held. */
+  private readonly handleReadLeases = new WeakSet<object>();
   /** Highest token handed to user code per plain-lock key (acquisitions, not resumes). */
   private readonly lastHanded = new Map<string, number>();
   /** Highest token handed to user code per key, any way: what a call starting now must exceed. */
   private readonly handedMax = new Map<string, number>();
-  private readonly tokenOwner = new Map<string, Map<number, string>>();
+  /**
+   * Who got each token of each key: its lock id and the hand-out (seq). One lease's Locks share
+   * a lock id, each with its own token; a token is handed again only by a resume of that lock id.
+   */
+  private readonly tokenOwner = new Map<string, Map<number, { lockId: string; seq: number }>>();
   private readonly maxStoredToken = new Map<string, number>();
   /** Process that last wrote each lease (the claimer, then a resumer). */
   readonly leaseProcess = new Map<string, string>();
@@ -171,9 +204,9 @@ export class Checker {
       heartbeatMs: options.heartbeatMs,
       lockAtLeast: options.lockAtLeast,
     };
-    // Taken away before it even reached the caller (a forceRelease between the claim landing and its answer)?
-    const lease = `${lockId}#${token}`;
-    const earlier = this.takeAways.get(lease) ?? [];
+    // Taken away before it even reached the caller (a forceRelease between the claim landing and
+    // its answer, or a take-away before its client, passing the lease on, learned of it)?
+    const earlier = (this.takeAways.get(lockId) ?? []).filter((t) => t.from <= token && token <= t.to);
     // A renewal by this client before the lock was handed is its own: the one a resume sends, or
     // the one a claim sends to fence a lease it adopted. Anything else (a release by handle, a
     // forceRelease, a resume elsewhere) took the lease away.
@@ -186,24 +219,35 @@ export class Checker {
       entry.takenAwayAt = takenBefore.at;
       entry.pausedAtTakeAway = client.process.pausedMs();
     }
+    // A lock whose handle was read is handed on with a write (a new lease): a Lock sharing its
+    // lease object got it by a local pass, which a release or resume by that handle would take
+    // away from under it.
+    if (via !== 'resume' && this.handleReadLeases.has(lock.lease)) {
+      this.fail(
+        'handle',
+        `${lockId} (${client.process.id}, "${lock.key}", token ${token}) got by a local pass, with no write, the lease of a lock whose handle was read while it held`,
+      );
+    }
     this.handedLockIds.add(lockId);
     if (options.lockAtLeast) this.lockAtLeastIds.add(lockId);
     this.live.push(entry);
-    const same = this.byLease.get(lease);
+    const same = this.byLockId.get(lockId);
     if (same) same.push(entry);
-    else this.byLease.set(lease, [entry]);
+    else this.byLockId.set(lockId, [entry]);
+    this.countPass(entry);
+    this.maxHandedOf.set(lockId, Math.max(this.maxHandedOf.get(lockId) ?? 0, token));
 
     this.checks++;
-    const owners = this.tokenOwner.get(lock.key) ?? new Map<number, string>();
+    const owners = this.tokenOwner.get(lock.key) ?? new Map<number, { lockId: string; seq: number }>();
     this.tokenOwner.set(lock.key, owners);
     const owner = owners.get(token);
-    if (owner !== undefined && owner !== lockId) {
+    if (owner !== undefined && (owner.lockId !== lockId || via !== 'resume')) {
       this.fail(
         'fencing-token',
-        `token ${token} of "${lock.key}" handed to ${lockId} (${client.process.id}) was already handed to ${owner}`,
+        `token ${token} of "${lock.key}" handed to ${lockId} (${client.process.id}, ${via}) was already handed to ${owner.lockId} (hand-out #${owner.seq})`,
       );
     }
-    owners.set(token, lockId);
+    if (owner === undefined) owners.set(token, { lockId, seq: entry.seq });
     // Whatever the clocks: the claim was written after the call began, on a record that already
     // held every token handed out before, so its token is above all of them.
     if (options.startFloor !== undefined && token <= options.startFloor) {
@@ -231,6 +275,29 @@ export class Checker {
       this.lastHanded.set(lock.key, Math.max(last, token));
     }
     return entry;
+  }
+
+  /**
+   * Coverage: a Lock handed with a token above its lease's stored holder's got the lease by a
+   * local pass (no write since); one whose token is a reserved block or more above its lease's
+   * first holder's crossed a block boundary.
+   */
+  private countPass(entry: HandedLock): void {
+    if (entry.via === 'resume' || this.limitOf(entry.key) > 1) return;
+    const stored = this.stored.get(entry.key)?.find((holder) => holder.lockId === entry.lockId);
+    if (stored && stored.token < entry.token) this.coverage.localPasses++;
+    const start = this.leaseStart.get(entry.lockId);
+    if (start && !start.crossed && entry.token - start.token >= RESERVED_TOKENS) {
+      start.crossed = true;
+      this.coverage.blockCrossings++;
+    }
+  }
+
+  /** User code read `entry`'s handle (it may give it to another process). */
+  handleRead(entry: HandedLock): void {
+    if (!stillHeldState(entry.lock)) return;
+    this.handleReadIds.add(entry.lockId);
+    this.handleReadLeases.add(entry.lock.lease);
   }
 
   /** What a token of `key` handed out from now on must exceed (read when a call begins). */
@@ -362,12 +429,42 @@ export class Checker {
     // A lock's one holder, or a semaphore's holders, each with its token and last write id.
     const was = before ? holdersOf(before) : NO_HOLDERS;
     const now = after ? holdersOf(after) : NO_HOLDERS;
+    // The highest token the key ever stored, reserved ones included (record.token).
     const maxToken = this.maxStoredToken.get(key) ?? 0;
     let added = false;
     if (after) {
       for (const holder of now) {
-        if (was.some((old) => old.lockId === holder.lockId)) continue;
+        if (holder.token > after.token) {
+          this.fail(
+            'fencing-token',
+            `"${key}" was stored with holder ${holder.lockId} token ${holder.token} above the record's token ${after.token} (${write.op} by ${write.from})`,
+          );
+        }
+        const old = was.find((h) => h.lockId === holder.lockId);
+        if (old) {
+          // The same lease: a later local holder's token may be written, never an earlier one.
+          if (holder.token < old.token) {
+            this.fail(
+              'fencing-token',
+              `the holder token of lease ${holder.lockId} of "${key}" went back from ${old.token} to ${holder.token} (${write.op} by ${write.from}): a stale holder was written`,
+            );
+          } else if (holder.token > old.token) this.coverage.holderRaised++;
+          continue;
+        }
         added = true;
+        const previous = before && !isSemaphore(before) ? before.holder : null;
+        if (
+          previous &&
+          this.handleReadIds.has(previous.lockId) &&
+          this.leaseProcess.get(previous.lockId) === write.from
+        )
+          this.coverage.handedOverAfterHandleRead++;
+        // A new lease after the previous one's Locks used up its reserved tokens (one was
+        // handed the record's token): the next could only be handed on with a write.
+        if (previous?.token !== undefined && this.maxHandedOf.get(previous.lockId) === before!.token)
+          this.coverage.reserveUsedUp++;
+        // A new lease (new lock id): its holder's own token is above every token the key
+        // stored, those reserved for another lease's local passes included.
         if (holder.token <= maxToken) {
           this.fail(
             'fencing-token',
@@ -375,6 +472,7 @@ export class Checker {
           );
         }
         this.leaseProcess.set(holder.lockId, write.from);
+        this.leaseStart.set(holder.lockId, { token: holder.token, crossed: false });
       }
       if (after.token < maxToken) {
         this.fail(
@@ -400,17 +498,19 @@ export class Checker {
       );
     }
     for (const old of was) {
-      const lease = `${old.lockId}#${old.token}`;
+      // The lease's tokens: from its holder's as stored up to the record's (a plain lease's
+      // reserved ones, which Locks it was passed to with no write since hold); a slot's own.
+      const range = { from: old.token, to: before && !isSemaphore(before) ? before.token : old.token };
       const kept = now.find((holder) => holder.lockId === old.lockId);
       if (!kept) {
         // Gone in a write that took a new lease or slot: a takeover after it expired (the
         // exclusion check judges that). Gone, alone or with every other holder, in a write not
         // its own: taken away on purpose (a release by handle, forceRelease).
-        const own = after !== null && this.isOwnWrite(lease, after.writeId);
-        if (!own && !added && (freedAll || changed === 1)) this.takeAway(lease, write.from, true);
-      } else if (kept.writeId !== old.writeId && !this.isOwnWrite(lease, kept.writeId)) {
+        const own = after !== null && this.isOwnWrite(old.lockId, after.writeId);
+        if (!own && !added && (freedAll || changed === 1)) this.takeAway(old.lockId, range, write.from, true);
+      } else if (kept.writeId !== old.writeId && !this.isOwnWrite(old.lockId, kept.writeId)) {
         // Renewed by a write none of its Locks sent: a resume in another client.
-        this.takeAway(lease, write.from, false);
+        this.takeAway(old.lockId, range, write.from, false);
         this.leaseProcess.set(old.lockId, write.from);
       }
     }
@@ -432,8 +532,8 @@ export class Checker {
     for (const holder of now) {
       const old = was.find((h) => h.lockId === holder.lockId);
       if (old?.writeId === holder.writeId) continue; // untouched by this write
-      const lost = this.byLease
-        .get(`${holder.lockId}#${holder.token}`)
+      const lost = this.byLockId
+        .get(holder.lockId)
         ?.find((entry) => lockState(entry.lock) === 'lost' && entry.lock.lease.writeIds.has(holder.writeId));
       if (!lost) continue;
       const landedAt = this.world.now;
@@ -478,19 +578,27 @@ export class Checker {
     }
   }
 
-  private isOwnWrite(lease: string, writeId: string): boolean {
-    const entries = this.byLease.get(lease);
+  private isOwnWrite(lockId: string, writeId: string): boolean {
+    const entries = this.byLockId.get(lockId);
     if (!entries) return false;
     for (const entry of entries) if (entry.lock.lease.writeIds.has(writeId)) return true;
     return false;
   }
 
-  private takeAway(lease: string, by: string, freed: boolean): void {
-    const list = this.takeAways.get(lease) ?? [];
-    list.push({ at: this.world.now, by, freed });
-    this.takeAways.set(lease, list);
-    for (const entry of this.byLease.get(lease) ?? []) {
+  /**
+   * The lease `lockId` was taken away on purpose: so is every Lock it was handed to (or is
+   * handed to later, see `handed`) with a token in `range`. Those are the Locks its client
+   * passed it to with no write before it learned: their tokens are at least the stored
+   * holder's and at most the record's, below any later lease's. A Lock of that lock id outside
+   * the range (an earlier one still thinking it holds) is not exempted.
+   */
+  private takeAway(lockId: string, range: { from: number; to: number }, by: string, freed: boolean): void {
+    const list = this.takeAways.get(lockId) ?? [];
+    list.push({ at: this.world.now, by, freed, ...range });
+    this.takeAways.set(lockId, list);
+    for (const entry of this.byLockId.get(lockId) ?? []) {
       if (entry.takenAwayAt !== undefined) continue;
+      if (entry.token < range.from || entry.token > range.to) continue;
       if (!freed && entry.client.process.id === by) continue; // the resumer keeps it
       entry.takenAwayAt = this.world.now;
       entry.pausedAtTakeAway = entry.client.process.pausedMs();
@@ -661,6 +769,15 @@ export class Checker {
 }
 
 const NO_HOLDERS: readonly SlotHolder[] = [];
+
+/** A lease taken away on purpose: its lock id's Locks with tokens from `from` to `to`. */
+interface TakeAway {
+  at: number;
+  by: string;
+  freed: boolean;
+  from: number;
+  to: number;
+}
 
 function describeRecord(record: LockRecord | null): string {
   if (!record) return 'no record';

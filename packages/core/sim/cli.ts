@@ -179,6 +179,7 @@ function summary(stats: SimStats, wallMs: number, workers: number): string {
     `simulated lock ops:     ${ops} (${byKind(stats.ops)})`,
     `store requests:         ${stats.storeRequests}`,
     `fault events:           ${faults} (${byKind(stats.faults)})`,
+    `local passes:           ${byKind(stats.coverage)}`,
     `checks made:            ${stats.checks}${stats.ignored ? ` (${stats.ignored} violations passed over by --ignore)` : ''}`,
     `events run:             ${stats.steps}`,
     `simulated time:         ${(stats.simulatedMs / 60_000).toFixed(1)} min`,

@@ -60,6 +60,12 @@ export interface RunConfig {
   /** Exclusion (and fencing-order) checks hold in this run's clock regime. */
   exclusionChecked: boolean;
   maxLeaseMs: number;
+  /**
+   * The client slot that now and then has hundreds of its callers queue for one lock at once
+   * (a pass storm: the lock passes among them with no write, through and past a block of
+   * reserved tokens), with an endless local turn; -1 in most seeds.
+   */
+  stormSlot: number;
 }
 
 const SEMAPHORE_LIMITS = [2, 3, 5];
@@ -174,6 +180,9 @@ export function makeRunConfig(seed: number, minutes: number): RunConfig {
     limits[key] = sharedLimit ?? rng.pick(SEMAPHORE_LIMITS);
   }
   const keys = Object.keys(limits);
+  // Drawn last, like the semaphores: the rest of the configuration stays what it was.
+  const stormSlot = rng.chance(0.12) ? rng.int(0, nClients - 1) : -1;
+  if (stormSlot >= 0) clients[stormSlot]!.localTurnMs = Number.POSITIVE_INFINITY;
   return {
     seed,
     activeMs,
@@ -191,6 +200,7 @@ export function makeRunConfig(seed: number, minutes: number): RunConfig {
     clients,
     exclusionChecked: regime !== 'trusted-broken',
     maxLeaseMs: Math.max(...clients.map((c) => c.leaseMs)),
+    stormSlot,
   };
 }
 

@@ -204,6 +204,60 @@ const MUTANTS = [
     search: '  if (set.signal.aborted) {\n',
     replace: '  if (set.signal.aborted && taken.length === 0) {\n',
   },
+  // Passing a lock among one client's callers with no write (reserved fencing tokens).
+  {
+    name: 'local pass: the next caller keeps the token',
+    file: 'src/engine/cas/local-pass.ts',
+    search: '    holder: { ...holder, token: holder.token + 1, acquiredAt: now, context: terms.context },\n',
+    replace: '    holder: { ...holder, token: holder.token, acquiredAt: now, context: terms.context },\n',
+  },
+  {
+    name: 'local pass: one token past the reserved ones',
+    file: 'src/engine/cas/local-pass.ts',
+    search: '  if (holder.token === undefined || holder.token >= lease.record.token) return false;\n',
+    replace: '  if (holder.token === undefined || holder.token > lease.record.token) return false;\n',
+  },
+  {
+    name: "local pass: the new lock does not inherit the lease's deadline",
+    file: 'src/client/lock.ts',
+    search:
+      '      this.keeper = new LeaseKeeper(this.keptLock(), lease, host.engine, passedFrom.keeper.deadlineAt);\n',
+    replace: '      this.keeper = new LeaseKeeper(this.keptLock(), lease, host.engine);\n',
+  },
+  {
+    name: 'local pass: the new lock trusts the lease from the pass on',
+    file: 'src/client/lock.ts',
+    search:
+      '      this.keeper = new LeaseKeeper(this.keptLock(), lease, host.engine, passedFrom.keeper.deadlineAt);\n',
+    replace:
+      '      this.keeper = new LeaseKeeper(this.keptLock(), lease, host.engine, this.time.monotonic() + 0.9 * settings.leaseMs);\n',
+  },
+  {
+    name: 'local pass: a lock whose handle was read passes on with no write',
+    file: 'src/client/lock.ts',
+    search: "    if (this.state !== 'releasing' || this.handleShared || this.keeper.unsure) return false;\n",
+    replace: "    if (this.state !== 'releasing' || this.keeper.unsure) return false;\n",
+  },
+  {
+    name: 'local pass: a handle read after the pass releases by its token alone',
+    file: 'src/client/lock-client.ts',
+    search: '    if (fields.passedOn) throw handleEnded(key);\n',
+    replace: '\n',
+  },
+  {
+    name: 'local pass: a renewal writes the holder before the last one',
+    file: 'src/engine/cas/lease-protocol.ts',
+    search: '            ...base.holder!,\n            renewedAt: now,\n',
+    replace:
+      '            ...base.holder!,\n            ...(base.holder!.token! > 1 ? { token: base.holder!.token! - 1 } : {}),\n            renewedAt: now,\n',
+  },
+  {
+    name: "local pass: a claim starts above the holder's token, not the reserved ones",
+    file: 'src/engine/cas/own-lease.ts',
+    search: '  return Math.max(current?.record.token ?? 0, parts.known.tokenFloor(key)) + 1;\n',
+    replace:
+      '  return (current?.record.holder?.token ?? current?.record.token ?? 0) + 1 + 0 * parts.known.tokenFloor(key);\n',
+  },
 ];
 
 function parseArgs(argv) {

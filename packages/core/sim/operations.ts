@@ -58,6 +58,65 @@ export class Workload {
 
   start(): void {
     this.scheduleNext();
+    this.scheduleStorms();
+  }
+
+  /**
+   * Pass storms (seeds with a storm slot): one to three times a run, the storm client's callers
+   * queue by the hundred for the first lock and each holds it a few ms, so the lease passes
+   * among them with no write, token by token, across renewals that top its reserve up, and
+   * through a hand-over with a write when the reserve runs out. Their own stream: the rest of
+   * the workload draws what it drew before.
+   */
+  private scheduleStorms(): void {
+    const slot = this.run.config.stormSlot;
+    if (slot < 0) return;
+    const rng = this.run.world.stream('storms');
+    const key = this.run.config.keys[0]!;
+    const count = rng.int(1, 3);
+    for (let i = 0; i < count; i++) {
+      const at = rng.real(0.05, 0.85) * this.run.config.activeMs;
+      const callers = rng.int(1500, 3000);
+      this.run.world.at(at, () => {
+        const client = this.run.clients[slot];
+        if (!client?.usable) return;
+        client.process.after(0, () => {
+          if (!client.usable) return;
+          this.op('storm', client, key, `${callers} callers`);
+          // One caller, somewhere in the storm, reads its handle: the next gets the lock with a write.
+          const readsHandle = rng.chance(0.5) ? rng.int(0, callers - 1) : -1;
+          for (let n = 0; n < callers; n++) this.stormCaller(client, key, rng, n === readsHandle);
+        });
+      });
+    }
+  }
+
+  /** One caller of a storm: waits for the lock, writes with its token, releases a few ms later. */
+  private stormCaller(client: SimClient, key: string, rng: Rng, readsHandle: boolean): void {
+    const options: AcquireOptions = { waitMs: Number.POSITIVE_INFINITY };
+    const call = this.pendingCall(client, 'acquire', key, options.waitMs!);
+    const startFloor = this.run.checker.tokenFloor(key);
+    bump(this.run.stats.ops, 'acquire');
+    let attempt: Promise<Lock<unknown>>;
+    try {
+      attempt = client.client.acquire(key, options);
+    } catch (error) {
+      attempt = Promise.reject(error);
+    }
+    attempt.then(
+      async (lock) => {
+        this.settle(call);
+        const entry = this.hand(lock, client, 'acquire', options, { startFloor });
+        await client.sleep(rng.real(0, 2));
+        if (lock.isHeld) this.run.checker.resourceWrite(entry);
+        if (readsHandle) this.readHandle(entry, client);
+        await this.release(entry, client, 'release');
+      },
+      (error) => {
+        this.settle(call);
+        this.run.checker.typedError('acquire', error);
+      },
+    );
   }
 
   stop(): void {
@@ -93,7 +152,8 @@ export class Workload {
       tryAcquire: 12,
       withLock: 25,
       acquireAll: this.run.config.keyGroups.length > 0 ? 4 : 0,
-      forceRelease: 1.5,
+      // Rarer where pass storms run, so that some storms outlast a block of reserved tokens.
+      forceRelease: this.run.config.stormSlot < 0 ? 1.5 : 0.3,
       // A campaign is a plain lock: never on a semaphore's key.
       campaign: client.campaigns.size === 0 && plain ? 2 : 0,
       mismatch: 0.3,
@@ -453,9 +513,12 @@ export class Workload {
     for (let i = 0; i < steps; i++) {
       await client.sleep(holdMs / steps);
       if (!lock.isHeld) break;
-      const action = this.rng.weighted({ write: 6, update: 2, extend: 1 });
+      const action = this.rng.weighted({ write: 6, update: 2, extend: 1, readHandle: 0.5 });
       if (action === 'write') {
         if (lock.isHeld) this.run.checker.resourceWrite(entry);
+      } else if (action === 'readHandle') {
+        // Read and kept (as if sent elsewhere): from now on the lock is handed on with a write.
+        this.readHandle(entry, client);
       } else if (action === 'update') {
         await this.update(entry, client);
       } else {
@@ -475,6 +538,14 @@ export class Workload {
     else if (end === 'releaseByHandle') this.releaseByHandle(entry, client);
     else if (end === 'resume') this.resumeElsewhere(entry, client);
     else this.note(client, entry.key, `abandons ${entry.lockId}`);
+  }
+
+  /** User code reads the lock's handle (to pass it elsewhere, or to keep it). */
+  private readHandle(entry: HandedLock, client: SimClient): string {
+    this.run.checker.handleRead(entry);
+    const { handle } = entry.lock;
+    this.note(client, entry.key, `reads the handle of ${entry.lockId} token ${entry.token}`);
+    return handle;
   }
 
   /** How long to hold (short, about a heartbeat, or 1–4 leases), in how many steps. */
@@ -562,6 +633,9 @@ export class Workload {
       await (w === undefined ? entry.lock.release() : entry.lock.release({ data: { w } }));
       this.note(client, entry.key, `released ${entry.lockId}`);
       if (w !== undefined) this.dataSettled(entry, client, w, 'stored', 'release');
+      // Now and then the handle is read after the release (it may have been passed on with no
+      // write): another process must find it ended.
+      if (!entry.lockAtLeast && this.rng.chance(0.1)) this.staleHandle(entry, client);
     } catch (error) {
       this.note(client, entry.key, `release failed: ${errorName(error)}`);
       this.run.checker.typedError('release', error);
@@ -584,7 +658,8 @@ export class Workload {
     const other = this.otherClient(client);
     if (!other) return;
     const w = this.rng.chance(0.3) ? ++this.dataSeq : undefined;
-    const { handle, key } = entry.lock;
+    const handle = this.readHandle(entry, client);
+    const { key } = entry.lock;
     other.process.after(this.rng.real(0, 200), () => {
       if (!other.usable) return;
       this.op('releaseByHandle', other, key, `${entry.lockId}${w ? ` w=${w}` : ''}`);
@@ -613,7 +688,8 @@ export class Workload {
   private resumeElsewhere(entry: HandedLock, client: SimClient): void {
     const other = this.otherClient(client);
     if (!other) return;
-    const { handle, key } = entry.lock;
+    const handle = this.readHandle(entry, client);
+    const { key } = entry.lock;
     other.process.after(this.rng.real(0, 200), () => {
       if (!other.usable) return;
       this.op('resume', other, key, entry.lockId);
@@ -632,6 +708,41 @@ export class Workload {
         (error) => {
           this.note(other, key, `resume failed: ${errorName(error)}`);
           this.run.checker.typedError('resume', error);
+        },
+      );
+    });
+  }
+
+  /**
+   * The handle of a lock released successfully (with a write, or passed on with none), used by
+   * another process to release or resume it: core must refuse, as the acquisition it names
+   * ended (released, handed over, or passed on: a handle read after a local pass says so).
+   */
+  private staleHandle(entry: HandedLock, client: SimClient): void {
+    const other = this.otherClient(client);
+    if (!other) return;
+    const { handle, key } = entry.lock;
+    const resume = this.rng.chance(0.5);
+    other.process.after(this.rng.real(0, 50), () => {
+      if (!other.usable) return;
+      this.op(resume ? 'staleResume' : 'staleRelease', other, key, `${entry.lockId} token ${entry.token}`);
+      let done: Promise<unknown>;
+      try {
+        done = resume ? other.client.resume(handle) : other.client.release(key, handle);
+      } catch (error) {
+        done = Promise.reject(error);
+      }
+      done.then(
+        (lock) => {
+          if (lock) (lock as Lock<unknown>).release().catch(() => undefined);
+          this.run.checker.fail(
+            'handle',
+            `${other.id} ${resume ? 'resumed' : 'released'} "${key}" by the handle of ${entry.lockId} token ${entry.token}, read after that lock's release had returned: the acquisition it names had ended`,
+          );
+        },
+        (error) => {
+          this.note(other, key, `stale handle refused: ${errorName(error)}`);
+          this.run.checker.typedError(resume ? 'resume' : 'release by handle', error);
         },
       );
     });

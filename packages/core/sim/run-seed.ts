@@ -405,6 +405,7 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
   current = undefined;
   stats.checks = checker.checks;
   stats.ignored = checker.ignored;
+  stats.coverage = { ...checker.coverage };
   stats.steps = world.steps;
   stats.simulatedMs = world.now;
   return { seed, config, stats, violation: checker.violation, trace };

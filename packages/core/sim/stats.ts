@@ -17,6 +17,13 @@ export interface SimStats {
   exclusionSkipped: number;
   /** Violations passed over because `--ignore` matched them. */
   ignored: number;
+  /**
+   * Local-pass coverage: Locks handed with no store write since the lease's last write
+   * (`localPasses`), leases whose Locks' tokens crossed the first reserved block
+   * (`blockCrossings`), writes of a lease that raised its holder's token (`holderRaised`), and
+   * hand-overs written after the handing lock's handle was read (`handedOverAfterHandleRead`).
+   */
+  coverage: Record<string, number>;
 }
 
 export function emptyStats(): SimStats {
@@ -30,6 +37,7 @@ export function emptyStats(): SimStats {
     simulatedMs: 0,
     exclusionSkipped: 0,
     ignored: 0,
+    coverage: {},
   };
 }
 
@@ -47,6 +55,7 @@ export function addStats(into: SimStats, from: SimStats): void {
   into.simulatedMs += from.simulatedMs;
   into.exclusionSkipped += from.exclusionSkipped;
   into.ignored += from.ignored;
+  for (const [k, v] of Object.entries(from.coverage ?? {})) bump(into.coverage, k, v);
 }
 
 export function totalOps(stats: SimStats): number {
