@@ -48,6 +48,15 @@ async function holderWithReserve(s: Scripted, key = 'k') {
   return { locks, first, holder: second.got()! };
 }
 
+/** Releases `holder` while another caller of `locks` waits for its key; returns that caller's lock. */
+async function passOn(s: Scripted, locks: ReturnType<Scripted['client']>, holder: Lock, context?: string) {
+  const next = queue(locks, holder.key, context);
+  await s.time.advance(1);
+  await holder.release();
+  await s.time.advance(1);
+  return next.got()!;
+}
+
 describe('passing a lock among one client’s callers', () => {
   test('costs no store request; tokens rise by one, and a claim elsewhere starts above every reserved one', async () => {
     const s = scriptedClients({ heartbeatMs: false, localTurnMs: Number.POSITIVE_INFINITY });
@@ -128,11 +137,7 @@ describe('passing a lock among one client’s callers', () => {
   test('a renewal stores the current holder: inspect shows its token and context one heartbeat later', async () => {
     const s = scriptedClients({ heartbeatMs: 1_000, localTurnMs: Number.POSITIVE_INFINITY });
     const { locks, holder } = await holderWithReserve(s);
-    const next = queue(locks, 'k', 'the next caller');
-    await s.time.advance(1);
-    await holder.release();
-    await s.time.advance(1);
-    const passed = next.got()!;
+    const passed = await passOn(s, locks, holder, 'the next caller');
     const observer = replica(s);
     expect((await observer.inspect('k')).fencingToken).toBe(holder.fencingToken); // not written yet
     await s.time.advance(1_100);
@@ -146,11 +151,7 @@ describe('passing a lock among one client’s callers', () => {
   test('the current local holder’s signal aborts when the client loses the record', async () => {
     const s = scriptedClients({ heartbeatMs: 1_000, localTurnMs: Number.POSITIVE_INFINITY });
     const { locks, holder } = await holderWithReserve(s);
-    const next = queue(locks, 'k');
-    await s.time.advance(1);
-    await holder.release();
-    await s.time.advance(1);
-    const passed = next.got()!;
+    const passed = await passOn(s, locks, holder);
     expect(await replica(s).forceRelease('k')).toBe(true);
     await s.time.advance(1_100); // its next renewal finds the record taken
     expect(passed.signal.aborted).toBe(true);
@@ -165,11 +166,7 @@ describe('passing a lock among one client’s callers', () => {
     s.scripted.nextWrite({ kind: 'slow', ms: 1_500 });
     const sentAt = s.time.elapsed;
     await Promise.all([holder.update({ slow: true }), s.time.advance(1_500)]);
-    const next = queue(locks, 'k');
-    await s.time.advance(1);
-    await holder.release();
-    await s.time.advance(1);
-    const passed = next.got()!;
+    const passed = await passOn(s, locks, holder);
     // 10 s lease, less 2 × 1.5 s: trusted until 7 s after the send, not 9 s.
     await s.time.advance(sentAt + 6_900 - s.time.elapsed);
     expect(held(passed)).toBe(true);
@@ -200,11 +197,7 @@ describe('passing a lock among one client’s callers', () => {
   test('a handle read after its lock was passed on is refused, here and elsewhere; the current holder keeps the lock', async () => {
     const s = scriptedClients({ heartbeatMs: false, localTurnMs: Number.POSITIVE_INFINITY });
     const { locks, holder } = await holderWithReserve(s);
-    const next = queue(locks, 'k');
-    await s.time.advance(1);
-    await holder.release();
-    await s.time.advance(1);
-    const passed = next.got()!;
+    const passed = await passOn(s, locks, holder);
     const late = holder.handle; // read only now: the lock it names ended by a pass
     const elsewhere = replica(s);
     await expect(elsewhere.release('k', late)).rejects.toThrow(/passed the lock to another caller/);
@@ -217,11 +210,7 @@ describe('passing a lock among one client’s callers', () => {
   test('resuming a holder the record does not show yet takes that holder’s token, and the holder learns it lost the lock', async () => {
     const s = scriptedClients({ heartbeatMs: 1_000, localTurnMs: Number.POSITIVE_INFINITY });
     const { locks, holder } = await holderWithReserve(s);
-    const next = queue(locks, 'k');
-    await s.time.advance(1);
-    await holder.release();
-    await s.time.advance(1);
-    const passed = next.got()!;
+    const passed = await passOn(s, locks, holder);
     const resumed = await replica(s).resume(passed.handle);
     expect(resumed.fencingToken).toBe(passed.fencingToken);
     expect((await replica(s).inspect('k')).fencingToken).toBe(passed.fencingToken);
