@@ -249,8 +249,11 @@ export class Checker {
     }
     if (owner === undefined) owners.set(token, { lockId, seq: entry.seq });
     // Whatever the clocks: the claim was written after the call began, on a record that already
-    // held every token handed out before, so its token is above all of them.
-    if (options.startFloor !== undefined && token <= options.startFloor) {
+    // held every token handed out before, so its token is above all of them. Not for a Lock born
+    // taken away: its client passed it, with no write, a lease taken away on purpose before it
+    // could learn so, and a later lease may already have handed out higher tokens (a fenced
+    // resource refuses its writes; the taken-away check bounds how long it believes it holds).
+    if (options.startFloor !== undefined && token <= options.startFloor && entry.takenAwayAt === undefined) {
       this.fail(
         'fencing-token',
         `token ${token} of "${lock.key}" handed to ${lockId} (${client.process.id}, ${via}) is not above token ${options.startFloor}, handed out before this call began`,

@@ -34,8 +34,8 @@ const MUTANTS = [
   {
     name: 'hand-over keeps the token',
     file: 'src/engine/cas/lease-protocol.ts',
-    search: 'token: Math.max(base.token, this.known.tokenFloor(lease.key)) + 1,',
-    replace: 'token: base.token,',
+    search: 'const token = Math.max(base.token, this.known.tokenFloor(lease.key)) + 1;',
+    replace: 'const token = base.token;',
   },
   {
     name: 'release without the version check',
@@ -139,8 +139,7 @@ const MUTANTS = [
   {
     name: 'review 6: fail-closed locks never verify ownership',
     file: 'src/client/lease-keeper.ts',
-    search:
-      '      this.verifyTimer = this.time.setTimer(() => void this.verify(), this.lock.terms().verifyMs);\n',
+    search: '      this.verifyTimer = this.time.setTimer(() => void this.verify(), verifyIn);\n',
     replace: '\n',
   },
   {
@@ -195,7 +194,7 @@ const MUTANTS = [
   {
     name: 'acquireAll keeps the locks it took when it fails',
     file: 'src/client/lock-set.ts',
-    search: '  } catch (error) {\n    await Promise.allSettled(taken.map((lock) => lock.release()));\n',
+    search: '  } catch (error) {\n    await Promise.allSettled(taken.map((lock) => lock.releaseUnused()));\n',
     replace: '  } catch (error) {\n',
   },
   {
