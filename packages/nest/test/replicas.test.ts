@@ -71,10 +71,9 @@ describe.each(backends)('two Nest applications sharing the $name are two replica
 
     expect(overlap.runs).toBe(16);
     expect(overlap.max).toBe(1);
-    // Every call held its own acquisition: tokens 1..16, each once.
-    expect(results.map((r) => r.token).sort((x, y) => x - y)).toEqual(
-      Array.from({ length: 16 }, (_, i) => i + 1),
-    );
+    // Every call held its own acquisition: 16 distinct tokens (a replica that passes the lock
+    // among its own calls takes reserved tokens, so the numbers need not be 1..16).
+    expect(new Set(results.map((r) => r.token)).size).toBe(16);
     expect(results.filter((r) => r.replica === 'replica-a')).toHaveLength(8);
     expect(results.filter((r) => r.replica === 'replica-b')).toHaveLength(8);
     expect(new Set(results.map((r) => r.key))).toEqual(new Set(['invoice:inv-1 (inv-1)']));
