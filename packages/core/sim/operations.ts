@@ -92,17 +92,23 @@ export class Workload {
   }
 
   /** One caller of a storm: waits for the lock, writes with its token, releases a few ms later. */
-  private stormCaller(client: SimClient, key: string, rng: Rng, readsHandle: boolean): void {
-    const options: AcquireOptions = { waitMs: Number.POSITIVE_INFINITY };
-    const call = this.pendingCall(client, 'acquire', key, options.waitMs!);
+  /** Sends `acquire` as user code does, noting the pending call and the token floor when it began. */
+  private startAcquire(client: SimClient, key: string, options: AcquireOptions) {
+    const call = this.pendingCall(client, 'acquire', key, options.waitMs ?? Number.POSITIVE_INFINITY);
     const startFloor = this.run.checker.tokenFloor(key);
-    bump(this.run.stats.ops, 'acquire');
     let attempt: Promise<Lock<unknown>>;
     try {
       attempt = client.client.acquire(key, options);
     } catch (error) {
       attempt = Promise.reject(error);
     }
+    return { call, startFloor, attempt };
+  }
+
+  private stormCaller(client: SimClient, key: string, rng: Rng, readsHandle: boolean): void {
+    const options: AcquireOptions = { waitMs: Number.POSITIVE_INFINITY };
+    bump(this.run.stats.ops, 'acquire');
+    const { call, startFloor, attempt } = this.startAcquire(client, key, options);
     attempt.then(
       async (lock) => {
         this.settle(call);
@@ -248,14 +254,7 @@ export class Workload {
       options.signal = controller.signal;
     }
     this.op('acquire', client, key, describeOptions(options));
-    const call = this.pendingCall(client, 'acquire', key, wait.waitMs);
-    const startFloor = this.run.checker.tokenFloor(key);
-    let attempt: Promise<Lock<unknown>>;
-    try {
-      attempt = client.client.acquire(key, options);
-    } catch (error) {
-      attempt = Promise.reject(error);
-    }
+    const { call, startFloor, attempt } = this.startAcquire(client, key, options);
     attempt.then(
       (lock) => {
         this.settle(call);
