@@ -72,7 +72,11 @@ type LockState = 'held' | 'releasing' | 'released' | 'lost';
 export class Lock<T = unknown> {
   readonly key: string;
   readonly owner: string;
-  /** Increases on every acquisition of this key and never repeats: pass it to the resources you write. */
+  /**
+   * Increases on every acquisition of this key and never repeats: pass it to the resources you
+   * write. (After an operator's `forceRelease` from another client, a lock this client passes
+   * on before it learns of it has a token below the new holder's, so fenced resources refuse it.)
+   */
   readonly fencingToken: number;
   private readonly abort = new AbortController();
   private state: LockState = 'held';
