@@ -1,6 +1,11 @@
 import { describe, expect, test } from 'vitest';
+import type { Lock } from '../src/index.js';
 import { LocalTurn } from '../src/waiting/local-turn.js';
 import { OtherTurn } from '../src/waiting/other-turn.js';
+import { replica, scriptedClients } from './helpers/scripted-clients.js';
+
+type Scripted = ReturnType<typeof scriptedClients>;
+type Client = ReturnType<Scripted['client']>;
 
 // The turn logic on a hand-moved clock: when a client yields, how long its turns are, and
 // when a waiter in another client looks for the key.
@@ -83,7 +88,6 @@ describe('OtherTurn', () => {
 
 describe('a waiter in another client and a busy client’s turns', () => {
   test('the waiter gets the key within a few brisk polls of the yield, not a poll interval later', async () => {
-    const { scriptedClients } = await import('./helpers/scripted-clients.js');
     const s = scriptedClients({ heartbeatMs: false, pollMs: 1_000 });
     const busy = s.client();
     const other = s.client();
@@ -119,5 +123,77 @@ describe('a waiter in another client and a busy client’s turns', () => {
     stop = true;
     await s.time.advance(2_000);
     await Promise.all(contenders);
+  });
+});
+
+const sleep = (s: Scripted, ms: number) => new Promise<void>((resolve) => s.time.schedule(resolve, ms));
+
+/** `n` callers of `locks` that each acquire `key` again and again, holding it `holdMs`. */
+function busyCallers(s: Scripted, locks: Client, key: string, n: number, holdMs: number, limit?: number) {
+  let stop = false;
+  const tokens: number[] = [];
+  const loops = Array.from({ length: n }, async () => {
+    while (!stop) {
+      let lock: Lock;
+      try {
+        lock = await locks.acquire(key, limit ? { limit } : {});
+      } catch {
+        return;
+      }
+      tokens.push(lock.fencingToken);
+      await sleep(s, holdMs);
+      await lock.release().catch(() => undefined);
+    }
+  });
+  return {
+    tokens,
+    stop: async () => {
+      stop = true;
+      await s.time.advance(1_000);
+      await Promise.allSettled(loops);
+    },
+  };
+}
+
+describe('turns bound how long another client waits', () => {
+  test('a client cycling one slot of a full semaphore still yields it to a third client at its turn’s end', async () => {
+    const s = scriptedClients();
+    const a = s.client();
+    const b = replica(s);
+    const c = replica(s);
+    // B holds one of two slots for a long time.
+    const bLock = await b.acquire('k', { limit: 2 });
+    // A's callers keep the other slot busy.
+    const busy = busyCallers(s, a, 'k', 3, 10, 2);
+    await s.time.advance(50);
+    let cLock: Lock | undefined;
+    void c.acquire('k', { limit: 2 }).then((lock) => (cLock = lock));
+    // The bound: one stretched turn (16 x localTurnMs = 16 x 200) plus pollMs.
+    await s.time.until(() => cLock !== undefined, 16 * 200 + 200 + 500, 50);
+    const got = cLock !== undefined;
+    const cycles = busy.tokens.length;
+    await cLock?.release();
+    await bLock.release();
+    await busy.stop();
+    expect(cycles).toBeGreaterThan(10); // A's callers were cycling their slot meanwhile
+    expect(got).toBe(true);
+  });
+
+  test('a lock kept busy by one client’s callers for long enough to stretch its turns: another client gets it within one stretched turn plus pollMs', async () => {
+    const s = scriptedClients();
+    const a = s.client();
+    const b = replica(s);
+    const busy = busyCallers(s, a, 'k', 3, 10);
+    await s.time.advance(20_000); // A alone: its turns stretch to 16 x 200 ms
+    let bLock: Lock | undefined;
+    const asked = s.time.elapsed;
+    void b.acquire('k').then((lock) => (bLock = lock));
+    await s.time.until(() => bLock !== undefined, 16 * 200 + 200 + 100, 10);
+    const waited = s.time.elapsed - asked;
+    const got = bLock !== undefined;
+    await bLock?.release();
+    await busy.stop();
+    expect(got).toBe(true);
+    expect(waited).toBeLessThanOrEqual(16 * 200 + 200 + 100);
   });
 });

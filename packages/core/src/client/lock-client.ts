@@ -343,6 +343,7 @@ export class LockClient implements LockHost {
     const freed = await this.engine.forceRelease(key);
     if (!freed) return freed;
     const queue = this.keys.get(key);
+    queue?.forceReleased();
     // This client's own holders lost the lock now, not at their next renewal: none of them
     // may pass it on to another caller meanwhile.
     for (const holder of [...(queue?.holders ?? [])]) {

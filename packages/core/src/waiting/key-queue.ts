@@ -34,6 +34,11 @@ export class KeyQueue<L extends HeldLock, S> {
   /** When another client's turn should end: the poller looks then. */
   private readonly otherTurn: OtherTurn;
   private wakeUp: (() => void) | undefined;
+  /**
+   * Counts forceReleases this client made of the key: a claim or hand-over sent before one and
+   * answered after it may have been freed by it, so its lease is not handed out.
+   */
+  private forcedReleases = 0;
 
   constructor(
     readonly key: string,
@@ -105,10 +110,19 @@ export class KeyQueue<L extends HeldLock, S> {
     wakeUp?.();
   }
 
-  /** A claim found the key held by someone else: remember the record, and this client's turn is over. */
+  /**
+   * A claim found the key held by someone else: remember the record, and this client's turn is
+   * over, unless it still holds a slot of its own (a full semaphore: its turn goes on, so that
+   * it still yields to other clients at the turn's end).
+   */
   sawHeld(current: VersionedRecord | null): void {
     this.lastSeen = current;
-    this.turn.otherHolds();
+    if (this.holders.length === 0) this.turn.otherHolds();
+  }
+
+  /** This client force-released the key: leases of claims and hand-overs still on their way are not handed out. */
+  forceReleased(): void {
+    this.forcedReleases++;
   }
 
   /** Rejects every waiter (the client is closing) and wakes the poller. */
@@ -231,6 +245,7 @@ export class KeyQueue<L extends HeldLock, S> {
       }
       let result: ClaimResult;
       const sentAt = this.time.monotonic();
+      const forcedBefore = this.forcedReleases;
       try {
         result = await engine.claim(this.key, head.contender);
       } catch (error) {
@@ -251,7 +266,7 @@ export class KeyQueue<L extends HeldLock, S> {
       this.lastError = undefined;
       if (result.lease) {
         attempt = 0;
-        this.deliver(head, result.lease);
+        this.deliver(head, result.lease, undefined, false, forcedBefore);
         continue;
       }
       this.sawHeld(result.current);
@@ -284,12 +299,20 @@ export class KeyQueue<L extends HeldLock, S> {
    * Gives a freshly acquired lease to `waiter`, or passes it on if the waiter gave up meanwhile.
    * `passed`: `previous` passed its own lease on without a write.
    */
-  deliver(waiter: Waiter<L, S>, lease: LeaseState, previous?: L, passed = false): void {
+  deliver(
+    waiter: Waiter<L, S>,
+    lease: LeaseState,
+    previous?: L,
+    passed = false,
+    forcedBefore = this.forcedReleases,
+  ): void {
     // A hand-over and a claim for the same waiter may both come back: the second names the
     // acquisition a local lock already holds, and is dropped (releasing it would free that lock).
     const holder = this.host.holding(this.key, lease.lockId);
     if (holder && holder !== previous) return;
-    const lock = this.hold(lease, waiter.settings, previous, passed);
+    // Sent before a forceRelease of this client and answered after it: that may have freed it.
+    const forced = forcedBefore !== this.forcedReleases;
+    const lock = forced ? this.drop(previous) : this.hold(lease, waiter.settings, previous, passed);
     if (!lock) {
       // Won too late to be trusted: the stale lease is given back in the background, and the
       // waiter keeps waiting (back in front if it was taken off) as a new contender, so its
@@ -311,6 +334,13 @@ export class KeyQueue<L extends HeldLock, S> {
     void this.host.track(lock.releaseUnused().catch(() => undefined));
   }
 
+  /** Hands out nothing for a lease that cannot be trusted; `previous` handed it over, and is released. */
+  private drop(previous?: L): undefined {
+    previous?.markReleased();
+    this.host.forget(this);
+    return undefined;
+  }
+
   /**
    * Makes the lock for a lease this client now holds; `previous` is the local lock that handed
    * it over. Undefined when the claim landed too late to trust the lease: nobody gets a lock
@@ -318,11 +348,7 @@ export class KeyQueue<L extends HeldLock, S> {
    */
   hold(lease: LeaseState, settings: S, previous?: L, passed = false): L | undefined {
     const lock = this.host.createLock(lease, settings, passed ? previous : undefined);
-    if (!lock) {
-      previous?.markReleased();
-      this.host.forget(this);
-      return undefined;
-    }
+    if (!lock) return this.drop(previous);
     this.holders.push(lock);
     this.turn.begin(lock.fencingToken); // a hand-off continues the running turn
     previous?.markReleased(); // before 'acquired', so events read in order
@@ -368,6 +394,7 @@ export class KeyQueue<L extends HeldLock, S> {
     }
     this.remove(next);
     let lease: LeaseState;
+    const forcedBefore = this.forcedReleases;
     try {
       lease = await engine.handOver(lock.lease, next.contender, data);
     } catch (error) {
@@ -378,7 +405,7 @@ export class KeyQueue<L extends HeldLock, S> {
       if (!next.settled) this.host.requeue(lock.key, next);
       throw error;
     }
-    this.deliver(next, lease, lock);
+    this.deliver(next, lease, lock, false, forcedBefore);
   }
 
   /** The local holder ended (released or lost): local waiters move on. */
