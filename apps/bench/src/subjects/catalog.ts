@@ -46,7 +46,7 @@ export const SUBJECTS: readonly SubjectInfo[] = [
     backend: 'memory',
     // One client is alone on its keys here (the store lives in its process): turns, which only
     // make room for other clients, are off, as the core README advises for that case.
-    settings: `memoryStore(); ${LATCH_DEFAULTS}; localTurnMs Infinity (one client alone on its keys)`,
+    settings: `memoryStore(); ${LATCH_DEFAULTS}; localTurnMs Infinity in the hand-off scenario (one client alone on its keys; the semaphore scenarios keep the default)`,
     renews: true,
     crossProcess: false,
   },
