@@ -77,7 +77,7 @@ describe('passing a lock among one client’s callers', () => {
       tokens.push(current.fencingToken);
     }
     expect(writes.count).toBe(0);
-    tokens.forEach((token, i) => expect(token).toBe(holder.fencingToken + i));
+    for (const [i, token] of tokens.entries()) expect(token).toBe(holder.fencingToken + i);
     await current.release(); // nobody waits: back to the store
     expect(writes.count).toBe(1);
     const other = await replica(s).acquire('k');
