@@ -311,3 +311,32 @@ describe('a lease adopted from the store fences off writes still on their way to
     expect(held(second)).toBe(true);
   });
 });
+
+describe('a hand-over of unknown outcome whose handing lock is lost before its release lands', () => {
+  test('the landed hand-over to a waiter that left is given back, not kept (for ever, when the waiter asked for a fail-closed lock)', async () => {
+    const s = scriptedClients({ heartbeatMs: false, localTurnMs: Number.POSITIVE_INFINITY });
+    const locks = s.client();
+    const first = await locks.acquire('k', { leaseMs: 1_000 });
+    const leaving = new AbortController();
+    const waiting = locks
+      .acquire('k', { leaseMs: Number.POSITIVE_INFINITY, signal: leaving.signal })
+      .catch((error: unknown) => error);
+    await s.time.advance(1);
+    // The hand-over lands, but its answer is lost and so is the re-read: outcome unknown.
+    s.scripted.nextWrite({ kind: 'lose-answer' }, (record) => record?.holder?.leaseMs === null);
+    s.scripted.nextReadFails();
+    // Every retry of the release fails until the handing lock's lease runs out.
+    for (let i = 0; i < 40; i++) s.scripted.nextReadFails();
+    for (let i = 0; i < 40; i++) s.scripted.nextWrite({ kind: 'refused' });
+    await expect(first.release()).rejects.toBeInstanceOf(LockStoreError);
+    leaving.abort(new Error('the caller gave up'));
+    await waiting;
+    await s.time.until(() => first.signal.aborted, 5_000);
+    expect(first.signal.aborted).toBe(true);
+    s.scripted.clearPlans();
+    await s.time.advance(5_000);
+    // Nobody holds the lock: another client gets it.
+    const other = await replica(s).tryAcquire('k');
+    expect(other).not.toBeNull();
+  });
+});

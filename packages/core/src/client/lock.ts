@@ -317,7 +317,9 @@ export class Lock<T = unknown> {
     if (limit !== undefined) terms.limit = limit;
     // The lease's own set, not a copy: a write still in flight (a renewal made again on a newer
     // record after the loss) adds its id there, and settling runs once the writes are done.
-    return { lockId: this.lease.lockId, terms, writeIds: this.lease.writeIds };
+    const contender: Contender = { lockId: this.lease.lockId, terms, writeIds: this.lease.writeIds };
+    if (this.lease.handedTo) contender.handedTo = this.lease.handedTo;
+    return contender;
   }
 
   private async finishRelease(data: { value: unknown } | undefined): Promise<void> {

@@ -27,6 +27,12 @@ export interface Contender {
    * of them produced; the same lock id with another write is the resumed lock, not ours.
    */
   writeIds?: Set<string>;
+  /**
+   * Set for a lock that handed over with an outcome unknown: the waiters it named. Settling
+   * gives back a record one of its writes gave to one of them (the waiter left, or will find
+   * the record gone and claim afresh).
+   */
+  handedTo?: Set<string>;
 }
 
 /** A lease we hold, as of our last successful write. Mutated in place by renewals. */

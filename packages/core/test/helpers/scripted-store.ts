@@ -74,6 +74,10 @@ export function scriptedStore(time: ManualTime, inner: MemoryStore = memoryStore
     nextReadFails() {
       plans.push({ op: 'read', matches: () => true, fault: { kind: 'refused' } });
     },
+    /** Drops every fault still planned: requests meet none from now on. */
+    clearPlans() {
+      plans.splice(0);
+    },
     /** Lands every write held back by apply-late, in order. */
     async landLate() {
       for (const land of late.splice(0)) await land();

@@ -375,9 +375,42 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       if (isSemaphore(current?.record)) terms.limit = limitOf(current.record);
       return this.settleSlot(key, settling, signal);
     }
+    if (contender.handedTo) settling.handedTo = contender.handedTo;
     const result = await claimByVersion(this, key, settling, signal, true);
-    if (!result.lease) return false;
+    if (!result.lease) return this.settleHandOver(key, settling, result.current, signal);
     await this.release(result.lease, undefined, signal);
+    return true;
+  }
+
+  /**
+   * A record held by a waiter this acquisition handed over to, written by that hand-over (a
+   * write of ours, with an outcome unknown when it was sent): nobody else can fence it off, so
+   * it is given back. Should the waiter claim it meanwhile, its renewal moves the version on
+   * and this release fails (or this release lands first and the waiter's renewal fails).
+   */
+  private async settleHandOver(
+    key: string,
+    contender: Contender,
+    current: VersionedRecord | null,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
+    const holder = current?.record.holder;
+    if (!current || !holder || !contender.handedTo?.has(holder.lockId)) return false;
+    if (!contender.writeIds?.has(current.record.writeId)) return false;
+    const lease: LeaseState = {
+      key,
+      lockId: holder.lockId,
+      version: current.version,
+      record: current.record,
+      sentAt: this.clock.time.monotonic(),
+      writeIds: new Set([current.record.writeId]),
+    };
+    try {
+      await this.release(lease, undefined, signal);
+    } catch (error) {
+      if (error instanceof LockLostError) return false; // moved on: the waiter has it, or someone else
+      throw error;
+    }
     return true;
   }
 
