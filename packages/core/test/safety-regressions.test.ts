@@ -340,3 +340,63 @@ describe('a hand-over of unknown outcome whose handing lock is lost before its r
     expect(other).not.toBeNull();
   });
 });
+
+describe('a claim of a waiter still on its way when a lock of its client hands over to it', () => {
+  // Found by the Express exclusion test in CI (S3, two replicas, 20 requests): the claim found
+  // the hand-over in the store, took it for a landed claim of its own and renewed it, and the
+  // lock the hand-over made then failed its next write and left the key held until it expired.
+  test.each([
+    ['read and conditional write', false],
+    ['one-request claim', true],
+  ])('does not adopt it: the lock keeps working and frees the key (%s)', async (_name, oneRequestClaim) => {
+    const s = scriptedClients({ localTurnMs: Number.POSITIVE_INFINITY }, { oneRequestClaim });
+    const other = replica(s);
+    const theirs = await other.acquire('k');
+    const locks = s.client();
+    expect(await locks.tryAcquire('k')).toBeNull(); // this client has seen the record now
+    // The first caller's own try (failFastOnStoreError: outside the key's queue) reaches the
+    // store late, once the other client has let go; the second caller's poller claim reaches it
+    // later still, after the first has handed over to it.
+    if (oneRequestClaim) {
+      s.scripted.nextClaim({ kind: 'arrives-late', ms: 300 });
+      s.scripted.nextClaim({ kind: 'arrives-late', ms: 600 });
+    } else {
+      s.scripted.nextReadArrivesLate(300);
+      s.scripted.nextReadArrivesLate(600);
+    }
+    let first: Lock | undefined;
+    let second: Lock | undefined;
+    void locks.acquire('k', { failFastOnStoreError: true }).then((lock) => (first = lock));
+    await s.time.advance(1);
+    void locks.acquire('k').then((lock) => (second = lock));
+    await s.time.advance(10);
+    await theirs.release();
+    expect(await s.time.until(() => first !== undefined, 400)).toBe(true);
+    await first!.release(); // hands over to the second caller, with a write
+    await s.time.advance(1);
+    expect(held(second)).toBe(true);
+    await s.time.advance(700); // the poller's claim arrives, and finds the hand-over
+    expect(held(second)).toBe(true);
+    await second!.release();
+    expect(await other.tryAcquire('k')).not.toBeNull();
+  });
+
+  test('its own one-request claim whose answer was lost is still recognised as its own', async () => {
+    // The hand-over's outcome is unknown; the handing lock's retry, its turn over, frees it.
+    const s = scriptedClients({ localTurnMs: 50 }, { oneRequestClaim: true });
+    const locks = s.client();
+    const first = await locks.acquire('k');
+    let second: Lock | undefined;
+    void locks.acquire('k').then((lock) => (second = lock));
+    await s.time.advance(1);
+    s.scripted.nextWrite({ kind: 'lose-answer' }, (record) => record?.holder !== null);
+    s.scripted.nextReadFails();
+    await expect(first.release()).rejects.toBeInstanceOf(LockStoreError);
+    const free = () => s.scripted.inner.documents.get('k')?.text.includes('"holder":null') === true;
+    expect(await s.time.until(free, 2_000, 1)).toBe(true);
+    // The waiter's own claim lands, and its answer is lost: it finds its own write, not a stranger's.
+    s.scripted.nextClaim({ kind: 'lose-answer' });
+    expect(await s.time.until(() => second !== undefined, 2_000)).toBe(true);
+    expect(held(second)).toBe(true);
+  });
+});

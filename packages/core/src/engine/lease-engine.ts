@@ -23,8 +23,9 @@ export interface Contender {
   abandoned?: boolean;
   /**
    * Set when this acquisition was handed out as a lock, so its handle may have been resumed
-   * elsewhere: ids of the writes it made. Settling then takes back only a record (or slot) one
-   * of them produced; the same lock id with another write is the resumed lock, not ours.
+   * elsewhere, or when a lock of this client hands over to it: ids of the writes it made. A claim
+   * or settling then takes only a record (or slot) one of them produced; the same lock id with
+   * another write is the resumed lock or the hand-over, not ours.
    */
   writeIds?: Set<string>;
   /**

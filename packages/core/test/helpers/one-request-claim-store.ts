@@ -55,6 +55,9 @@ export function oneRequestClaimStore(time: ManualTime, inner: MemoryStore = memo
         await new Promise((resolve) => time.schedule(() => resolve(undefined), fault.ms));
         return outcome;
       }
+      case 'arrives-late':
+        await new Promise((resolve) => time.schedule(() => resolve(undefined), fault.ms));
+        return applyClaim(key, request);
       case 'refused':
         throw new LockStoreError('ProvisionedThroughputExceeded', { retryable: true });
       case 'conflict-after-apply': {

@@ -8,14 +8,16 @@ import type { ManualTime } from './manual-time.js';
  * - apply-late: the client hears a timeout, and the write lands only when the test calls `landLate()`;
  * - slow: applied at once, answered after `ms` of simulated time;
  * - refused: certainly not applied (a throttling error);
- * - conflict-after-apply: applied, then answered as a failed condition on a retry (maybeApplied).
+ * - conflict-after-apply: applied, then answered as a failed condition on a retry (maybeApplied);
+ * - arrives-late: reaches the store only after `ms` of simulated time, and is applied and answered then.
  */
 export type ScriptedFault =
   | { kind: 'lose-answer' }
   | { kind: 'apply-late' }
   | { kind: 'slow'; ms: number }
   | { kind: 'refused' }
-  | { kind: 'conflict-after-apply' };
+  | { kind: 'conflict-after-apply' }
+  | { kind: 'arrives-late'; ms: number };
 
 interface Plan {
   op: 'read' | 'write';
@@ -27,6 +29,7 @@ interface Plan {
 export function scriptedStore(time: ManualTime, inner: MemoryStore = memoryStore()) {
   const plans: Plan[] = [];
   const late: Array<() => Promise<unknown>> = [];
+  const after = (ms: number) => new Promise((resolve) => time.schedule(() => resolve(undefined), ms));
   const take = (op: Plan['op'], record?: LockRecord): ScriptedFault | undefined => {
     const index = plans.findIndex((plan) => plan.op === op && plan.matches(record));
     return index < 0 ? undefined : plans.splice(index, 1)[0]!.fault;
@@ -44,9 +47,12 @@ export function scriptedStore(time: ManualTime, inner: MemoryStore = memoryStore
         throw unknown();
       case 'slow': {
         const outcome = await inner.write(key, record, condition);
-        await new Promise((resolve) => time.schedule(() => resolve(undefined), fault.ms));
+        await after(fault.ms);
         return outcome;
       }
+      case 'arrives-late':
+        await after(fault.ms);
+        return inner.write(key, record, condition);
       case 'refused':
         throw new LockStoreError('SlowDown', { retryable: true });
       case 'conflict-after-apply':
@@ -59,7 +65,8 @@ export function scriptedStore(time: ManualTime, inner: MemoryStore = memoryStore
     write,
     read: async (key) => {
       const fault = take('read');
-      if (fault) throw new LockStoreError('read timed out', { retryable: true });
+      if (fault?.kind === 'arrives-late') await after(fault.ms);
+      else if (fault) throw new LockStoreError('read timed out', { retryable: true });
       return inner.read(key);
     },
   };
@@ -73,6 +80,10 @@ export function scriptedStore(time: ManualTime, inner: MemoryStore = memoryStore
     /** The next read fails like a network error. */
     nextReadFails() {
       plans.push({ op: 'read', matches: () => true, fault: { kind: 'refused' } });
+    },
+    /** The next read reaches the store only after `ms`: it sees the record as it is then. */
+    nextReadArrivesLate(ms: number) {
+      plans.push({ op: 'read', matches: () => true, fault: { kind: 'arrives-late', ms } });
     },
     /** Drops every fault still planned: requests meet none from now on. */
     clearPlans() {

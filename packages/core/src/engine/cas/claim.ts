@@ -99,6 +99,7 @@ export async function claimInOneRequest(
     holder: newHolder(parts, contender.lockId, contender.terms),
     writeId: parts.clock.time.randomId(),
   };
+  contender.writeIds?.add(record.writeId); // recognised as its own should the answer be lost
   const seen = parts.known.get(key);
   const tokenFloor = parts.known.tokenFloor(key);
   const request: ClaimRequest =

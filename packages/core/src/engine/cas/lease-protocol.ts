@@ -221,10 +221,10 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
   }
 
   /**
-   * A lease found in the store rather than written by this claim (a hand-over or claim of ours
-   * that landed unseen) may still have writes of this client on their way to its version: the
-   * lock that handed it over, finding it after its waiter seemed gone, may be freeing it. One
-   * renewal moves the version on, so none of them can land any more (resume does the same).
+   * A lease found in the store rather than written by this claim (an earlier claim of the same
+   * acquisition that landed unseen) may still have writes of this client on their way to its
+   * version. One renewal moves the version on, so none of them can land any more (resume does
+   * the same).
    */
   private async fenceAdopted(
     lease: LeaseState,
@@ -326,10 +326,14 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
     data?: { value: unknown },
     signal?: AbortSignal,
   ): Promise<LeaseState> {
-    // The write below names `next` as holder: should it land unseen, the waiter may adopt it
-    // later, and must then count its lease from this send, not from the adoption.
+    // The write below names `next` as holder: should it land unseen, a later attempt of this
+    // hand-over finds it, and the waiter's lease counts from this send.
     const sentAt = this.clock.time.monotonic();
     next.firstSentAt ??= sentAt;
+    // It is this lease's write, not the waiter's: a claim of the waiter still on its way must not
+    // adopt it (its renewal would move the version under the lock this hand-over makes). Only
+    // the handing lock settles it: by handing over again, or by giving it back.
+    next.writeIds ??= new Set();
     lease.handedTo ??= new Set();
     lease.handedTo.add(next.lockId);
     const { record, earlier } = await writeOwn(
