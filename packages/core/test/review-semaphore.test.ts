@@ -182,3 +182,28 @@ test.each(['lands', 'apply-late'] as const)(
     expect((await client().inspect('k')).holders).toHaveLength(2);
   },
 );
+
+// Simulator seed 1932: a slot freed by forceRelease while its release was of unknown outcome is
+// settled by a claim under its lock id; that claim lands and its release is refused, so settling
+// is retried. The retry must take what the earlier attempt wrote as its own and give it back,
+// not as a lock resumed elsewhere (which left the slot held until its lease ran out).
+test.each([2, 1])(
+  'a settling retried after its release failed gives back what its earlier claim wrote (limit %i)',
+  async (limit) => {
+    const s = scriptedClients();
+    const lock = await s.client().acquire('k', { limit, heartbeatMs: false });
+    const { token } = (await s.scripted.inner.read('k'))!.record;
+    s.scripted.nextWrite({ kind: 'apply-late' });
+    await expect(lock.release()).rejects.toMatchObject({ maybeApplied: true });
+    expect(await replica(s).forceRelease('k')).toBe(true);
+    // The settling claim takes a new token; the release made on it is refused once.
+    s.scripted.nextWrite(
+      { kind: 'refused' },
+      (record) => record !== undefined && record.token > token && !record.holder && !record.holders?.length,
+    );
+    await s.time.advance(3_000);
+    expect(lock.isHeld).toBe(false);
+    // Well before the 10 s lease of the settling claim could run out.
+    expect((await replica(s).inspect('k')).state).toBe('free');
+  },
+);

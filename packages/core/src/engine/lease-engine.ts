@@ -29,6 +29,12 @@ export interface Contender {
    */
   writeIds?: Set<string>;
   /**
+   * Settling's own view of `writeIds`, with the ids of the claims settling made under this lock
+   * id. Kept across its attempts: a claim of an earlier attempt that landed (its release then
+   * failed) is ours to give back, not a lock resumed elsewhere.
+   */
+  settlingWriteIds?: Set<string>;
+  /**
    * Set for a lock that handed over with an outcome unknown: the waiters it named. Settling
    * gives back a record one of its writes gave to one of them (the waiter left, or will find
    * the record gone and claim afresh).

@@ -372,7 +372,13 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
     const { leaseMs } = contender.terms;
     const terms = { ...contender.terms, leaseMs: Number.isFinite(leaseMs) ? leaseMs : SETTLE_LEASE_MS };
     const settling: Contender = { lockId: contender.lockId, terms };
-    if (contender.writeIds) settling.writeIds = new Set(contender.writeIds);
+    if (contender.writeIds) {
+      // Not the acquisition's own set (a claim of it may still be running), but one kept across
+      // settling's attempts, so that a retry recognises the claim an earlier attempt landed.
+      contender.settlingWriteIds ??= new Set();
+      for (const id of contender.writeIds) contender.settlingWriteIds.add(id);
+      settling.writeIds = contender.settlingWriteIds;
+    }
     // By what the record is now, whatever the acquisition asked for: a slot is settled as a slot.
     const current = await this.read(key, signal);
     if ((terms.limit ?? 1) > 1 || isSemaphore(current?.record)) {
