@@ -12,6 +12,7 @@ import {
   LockNotHeldError,
   LockStoreError,
   LockTimeoutError,
+  passedOnError,
 } from '../shared/errors.js';
 import {
   type LockEvent,
@@ -267,7 +268,7 @@ export class LockClient implements LockHost {
       throw new LockConfigError(`This handle is for lock "${fields.key}", not "${key}".`);
     const data = 'data' in options ? { value: options.data } : undefined;
     if (data) this.engine.checkData(data.value);
-    if (fields.passedOn) throw handleEnded(key);
+    if (fields.passedOn) throw passedOnError(key);
     const lease = await this.engine.leaseFromHandle(key, fields.lockId, fields.fencingToken);
     if (data) this.checkData(data.value, lease);
     const local = this.keys.get(key)?.holding(fields.lockId);
@@ -300,7 +301,7 @@ export class LockClient implements LockHost {
     // Tracked like a claim, so that close() waits for it and releases the lock it adopts.
     return this.track(
       (async () => {
-        if (fields.passedOn) throw handleEnded(fields.key);
+        if (fields.passedOn) throw passedOnError(fields.key);
         const lease = await this.engine.leaseFromHandle(fields.key, fields.lockId, fields.fencingToken);
         const limit = lease.shared?.limit ?? 1;
         // Before the renewal: a lease this client could not keep beside its own holders is left as it is.
@@ -607,10 +608,6 @@ function checkLocalLimit(
 
 /** A lock nothing renews reads its record every this many poll intervals. */
 const VERIFY_POLLS = 5;
-
-function handleEnded(key: string): LockNotHeldError {
-  return new LockNotHeldError(key, 'this acquisition ended; its process passed the lock to another caller');
-}
 
 function closedError(): LockStoreError {
   return new LockStoreError('This LockClient was closed; create a new one to lock again.', {

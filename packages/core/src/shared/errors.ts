@@ -115,6 +115,11 @@ export class LockNotHeldError extends LockError {
   }
 }
 
+/** The acquisition a handle names ended when its process passed the lock on to another caller. */
+export function passedOnError(key: string): LockNotHeldError {
+  return new LockNotHeldError(key, 'this acquisition ended; its process passed the lock to another caller');
+}
+
 /** Invalid options, key or data: thrown before any request is sent. */
 export class LockConfigError extends LockError {
   constructor(message: string) {

@@ -266,7 +266,7 @@ export class KeyQueue<L extends HeldLock, S> {
       this.lastError = undefined;
       if (result.lease) {
         attempt = 0;
-        this.deliver(head, result.lease, undefined, false, forcedBefore);
+        this.deliver(head, result.lease, { forcedBefore });
         continue;
       }
       this.sawHeld(result.current);
@@ -297,14 +297,13 @@ export class KeyQueue<L extends HeldLock, S> {
 
   /**
    * Gives a freshly acquired lease to `waiter`, or passes it on if the waiter gave up meanwhile.
-   * `passed`: `previous` passed its own lease on without a write.
+   * `previous`: the local lock that handed it over; `passed`: it passed its own lease on without
+   * a write; `forcedBefore`: this client's forceRelease count when the request was sent.
    */
   deliver(
     waiter: Waiter<L, S>,
     lease: LeaseState,
-    previous?: L,
-    passed = false,
-    forcedBefore = this.forcedReleases,
+    { previous, passed = false, forcedBefore = this.forcedReleases }: Delivery<L> = {},
   ): void {
     // A hand-over and a claim for the same waiter may both come back: the second names the
     // acquisition a local lock already holds, and is dropped (releasing it would free that lock).
@@ -389,7 +388,7 @@ export class KeyQueue<L extends HeldLock, S> {
     // it) or the waiter's own claim may still land (a write naming the waiter settles that).
     if (!data && !next.contender.unsure && this.host.passLocally(lock, next)) {
       this.remove(next);
-      this.deliver(next, lock.lease, lock, true);
+      this.deliver(next, lock.lease, { previous: lock, passed: true });
       return;
     }
     this.remove(next);
@@ -405,7 +404,7 @@ export class KeyQueue<L extends HeldLock, S> {
       if (!next.settled) this.host.requeue(lock.key, next);
       throw error;
     }
-    this.deliver(next, lease, lock, false, forcedBefore);
+    this.deliver(next, lease, { previous: lock, forcedBefore });
   }
 
   /** The local holder ended (released or lost): local waiters move on. */
@@ -421,6 +420,13 @@ export class KeyQueue<L extends HeldLock, S> {
     if (this.head()) this.ensurePolling();
     this.host.forget(this);
   }
+}
+
+/** Where a lease being delivered came from (see KeyQueue.deliver). */
+interface Delivery<L> {
+  previous?: L;
+  passed?: boolean;
+  forcedBefore?: number;
 }
 
 /** Poll gaps grow from 20 ms to `maxMs`, with jitter so contenders do not poll in step. */

@@ -7,6 +7,7 @@ import {
   LockLostError,
   LockNotHeldError,
   LockStoreError,
+  passedOnError,
 } from '../../shared/errors.js';
 import { type RetryPolicy, withRetry } from '../../shared/retry.js';
 import { checkJsonData } from '../../shared/validation.js';
@@ -24,7 +25,7 @@ import { msUntilClaimable } from './claimable.js';
 import { KnownRecords } from './known-records.js';
 import { checkStoreLists, listRecords } from './list-records.js';
 import { passLeaseLocally, RESERVED_TOKENS, topUpReserve } from './local-pass.js';
-import { newHolder, ownLease } from './own-lease.js';
+import { leaseFromRecord, newHolder, ownLease } from './own-lease.js';
 import { writeOwn } from './own-write.js';
 import { writeResolved } from './resolved-write.js';
 import { claimSlot, slotLease } from './slot-claim.js';
@@ -103,10 +104,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
     // but a token above the handle's means this acquisition ended.
     const stored = holderToken(current.record);
     if (token !== undefined && stored > token) {
-      throw new LockNotHeldError(
-        key,
-        'this acquisition ended; its process passed the lock to another caller',
-      );
+      throw passedOnError(key);
     }
     // The handle's own holder may be newer than the record shows (passed to it without a
     // write): whoever takes the lease over writes the handle's token.
@@ -116,14 +114,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
         : current.record;
     // An expired lease nobody took over can still be released or resumed: every write is
     // conditional on the version just read, so a takeover in between makes it fail safely.
-    return {
-      key,
-      lockId,
-      version: current.version,
-      record,
-      sentAt: this.clock.time.monotonic(),
-      writeIds: new Set([current.record.writeId]),
-    };
+    return leaseFromRecord(key, lockId, current, this.clock.time.monotonic(), record);
   }
 
   passLocally(lease: LeaseState, terms: LeaseTerms): boolean {
@@ -407,14 +398,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
     const holder = current?.record.holder;
     if (!current || !holder || !contender.handedTo?.has(holder.lockId)) return false;
     if (!contender.writeIds?.has(current.record.writeId)) return false;
-    const lease: LeaseState = {
-      key,
-      lockId: holder.lockId,
-      version: current.version,
-      record: current.record,
-      sentAt: this.clock.time.monotonic(),
-      writeIds: new Set([current.record.writeId]),
-    };
+    const lease = leaseFromRecord(key, holder.lockId, current, this.clock.time.monotonic());
     try {
       await this.release(lease, undefined, signal);
     } catch (error) {

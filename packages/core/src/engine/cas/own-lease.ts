@@ -41,6 +41,27 @@ export function ownLease(
   return { key, lockId, version, record, sentAt, writeIds: new Set([writeId]) };
 }
 
+/**
+ * The lease a record just read stands for, to write on from (release, resume, settle): every
+ * write is conditional on the version read, so one that moved on since makes it fail safely.
+ */
+export function leaseFromRecord(
+  key: string,
+  lockId: string,
+  current: VersionedRecord,
+  sentAt: number,
+  record: LockRecord = current.record,
+): LeaseState {
+  return {
+    key,
+    lockId,
+    version: current.version,
+    record,
+    sentAt,
+    writeIds: new Set([current.record.writeId]),
+  };
+}
+
 /** Takes over a lease whose record names our lockId (a write of ours landed after all). */
 export function adopt(
   parts: CasParts,
