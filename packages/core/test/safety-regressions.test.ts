@@ -399,4 +399,70 @@ describe('a claim of a waiter still on its way when a lock of its client hands o
     expect(await s.time.until(() => second !== undefined, 2_000)).toBe(true);
     expect(held(second)).toBe(true);
   });
+
+  test.each([
+    ['a 10 s lease', 10_000],
+    ['a fail-closed lease', Number.POSITIVE_INFINITY],
+  ])(
+    'does not adopt it when its own claim’s answer was lost and the read-back finds it (%s)',
+    async (_name, leaseMs) => {
+      const s = scriptedClients({ localTurnMs: Number.POSITIVE_INFINITY, leaseMs });
+      const other = replica(s);
+      const theirs = await other.acquire('k');
+      const locks = s.client();
+      expect(await locks.tryAcquire('k')).toBeNull();
+      s.scripted.nextReadArrivesLate(300); // the first caller's own try
+      s.scripted.nextReadArrivesLate(250); // the second caller's poller: finds the key free...
+      // ...and its claim reaches the store after the first caller's (so it fails), answer lost...
+      s.scripted.nextWrite(
+        { kind: 'arrives-late', ms: 100, answerLost: true },
+        (record) => record?.holder != null,
+      );
+      s.scripted.nextReadArrivesLate(200); // ...and its read-back finds the hand-over to it
+      let first: Lock | undefined;
+      let second: Lock | undefined;
+      void locks.acquire('k', { failFastOnStoreError: true }).then((lock) => (first = lock));
+      await s.time.advance(1);
+      void locks.acquire('k').then((lock) => (second = lock));
+      await s.time.advance(10);
+      await theirs.release();
+      expect(await s.time.until(() => first !== undefined, 400)).toBe(true);
+      await first!.release(); // hands over to the second caller, with a write
+      await s.time.advance(700);
+      expect(held(second)).toBe(true);
+      await second!.release();
+      expect(await other.tryAcquire('k')).not.toBeNull();
+    },
+  );
+
+  test('still adopts its own claim sent before a hand-over to it that failed, once that claim lands', async () => {
+    const s = scriptedClients({ localTurnMs: 500 }, { oneRequestClaim: true });
+    const other = replica(s);
+    const theirs = await other.acquire('k');
+    const locks = s.client();
+    expect(await locks.tryAcquire('k')).toBeNull();
+    s.scripted.nextClaim({ kind: 'arrives-late', ms: 300 }); // the first caller's own try
+    s.scripted.nextClaim({ kind: 'apply-late' }); // the second caller's poller claim: unknown, lands later
+    s.scripted.nextClaim({ kind: 'arrives-late', ms: 400 }); // its next claim reaches the store once the first holds
+    let first: Lock | undefined;
+    let second: Lock | undefined;
+    void locks.acquire('k', { failFastOnStoreError: true }).then((lock) => (first = lock));
+    await s.time.advance(1);
+    void locks.acquire('k').then((lock) => (second = lock));
+    await s.time.advance(10);
+    await theirs.release();
+    expect(await s.time.until(() => first !== undefined, 400)).toBe(true);
+    // The hand-over (a write: the waiter's claim may still land) is refused until the turn is
+    // over; the release retry then frees the key to the store.
+    for (let i = 0; i < 10; i++) {
+      s.scripted.nextWrite({ kind: 'refused' }, (record) => record?.holder != null && s.time.elapsed < 900);
+    }
+    await expect(first!.release()).rejects.toBeInstanceOf(LockStoreError);
+    const free = () => s.scripted.inner.documents.get('k')?.text.includes('"holder":null') === true;
+    expect(await s.time.until(free, 2_000, 1)).toBe(true);
+    s.scripted.clearPlans();
+    s.scripted.landLateClaims(); // the second caller's first claim lands on the free record
+    // Its poller finds its own claim there and takes it, rather than waiting out its 10 s lease.
+    expect(await s.time.until(() => held(second) === true, 1_000)).toBe(true);
+  });
 });

@@ -1,5 +1,5 @@
 import { MAX_LIMIT } from '../engine/cas/slot-records.js';
-import type { Contender, LeaseEngine, LeaseTerms } from '../engine/lease-engine.js';
+import { type Contender, type LeaseEngine, type LeaseTerms, newContender } from '../engine/lease-engine.js';
 import { LockConfigError } from '../shared/errors.js';
 import { checkContext, checkDuration, checkSignal, describe } from '../shared/validation.js';
 import { checkSpanAttributes, type SpanAttributes } from '../telemetry/span-attributes.js';
@@ -58,7 +58,7 @@ export function prepareAcquire(
   const terms: LeaseTerms = { leaseMs, context };
   if (limit > 1) terms.limit = limit;
   const request: AcquireRequest = {
-    contender: { lockId: engine.clock.time.randomId(), terms },
+    contender: newContender(engine.clock.time.randomId(), terms),
     settings: { leaseMs, heartbeatMs, onLost: options.onLost, lockAtLeastMs, verifyMs },
   };
   if (signal) request.signal = signal;

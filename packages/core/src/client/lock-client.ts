@@ -2,7 +2,13 @@
 // tryAcquire, withLock, acquireAll, inspect, list, release, resume, forceRelease, campaign, close) with its
 // documentation. Each method checks its input and delegates: waiting to the key's KeyQueue,
 // keep-alive to the Lock's LeaseKeeper, the protocol to the lease engine.
-import type { ClaimResult, Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
+import {
+  type ClaimResult,
+  type Contender,
+  type LeaseEngine,
+  type LeaseState,
+  newContender,
+} from '../engine/lease-engine.js';
 import {
   type HolderSummary,
   isUnknownOutcome,
@@ -130,7 +136,7 @@ export class LockClient implements LockHost {
       }
       // The first try's lease came too late and is being given back: wait as a new contender.
       if (request.contender.abandoned) {
-        request.contender = { lockId: this.time.randomId(), terms: request.contender.terms };
+        request.contender = newContender(this.time.randomId(), request.contender.terms);
       }
     }
     return (await this.wait(key, request, waitMs, request.signal)) as Lock<T>;

@@ -22,10 +22,11 @@ export interface Contender {
   /** Handed to the client's background settling once nobody waits for it any more. */
   abandoned?: boolean;
   /**
-   * Set when this acquisition was handed out as a lock, so its handle may have been resumed
-   * elsewhere, or when a lock of this client hands over to it: ids of the writes it made. A claim
-   * or settling then takes only a record (or slot) one of them produced; the same lock id with
-   * another write is the resumed lock or the hand-over, not ours.
+   * Ids of the writes this acquisition made (its claims; for a lock handed out, all of them). A
+   * claim or settling then takes only a record (or slot) one of them produced as its own: the
+   * same lock id with another write is a hand-over from a lock of its client (which that lock
+   * settles) or the lock resumed elsewhere. Every acquisition has one (newContender); without
+   * it, any record naming the lock id counts.
    */
   writeIds?: Set<string>;
   /**
@@ -40,6 +41,11 @@ export interface Contender {
    * the record gone and claim afresh).
    */
   handedTo?: Set<string>;
+}
+
+/** A new acquisition: its own lock id, and no write of it yet. */
+export function newContender(lockId: string, terms: LeaseTerms): Contender {
+  return { lockId, terms, writeIds: new Set() };
 }
 
 /** A lease we hold, as of our last successful write. Mutated in place by renewals. */

@@ -2,7 +2,7 @@
 // waiters, poller, turn), and waiting, polling and hand-over all read and change that state;
 // split apart, each piece would need the others' private fields.
 import type { VersionedRecord } from '../contract/lock-record.js';
-import type { ClaimResult, Contender, LeaseState } from '../engine/lease-engine.js';
+import { type ClaimResult, type Contender, type LeaseState, newContender } from '../engine/lease-engine.js';
 import {
   type HolderSummary,
   isUnknownOutcome,
@@ -318,7 +318,7 @@ export class KeyQueue<L extends HeldLock, S> {
       // next claim takes a new lease rather than adopting the stale one. The key's entry may
       // have been dropped meanwhile: the waiter goes into the current one, and it is polled.
       this.host.settleAbandoned(this.key, waiter.contender);
-      waiter.contender = { lockId: this.time.randomId(), terms: waiter.contender.terms };
+      waiter.contender = newContender(this.time.randomId(), waiter.contender.terms);
       if (waiter.settled) return;
       this.host.requeue(this.key, waiter);
       return;

@@ -9,7 +9,8 @@ import type { ManualTime } from './manual-time.js';
  * - slow: applied at once, answered after `ms` of simulated time;
  * - refused: certainly not applied (a throttling error);
  * - conflict-after-apply: applied, then answered as a failed condition on a retry (maybeApplied);
- * - arrives-late: reaches the store only after `ms` of simulated time, and is applied and answered then.
+ * - arrives-late: reaches the store only after `ms` of simulated time, and is applied and answered
+ *   then (with `answerLost`, the client hears a timeout instead).
  */
 export type ScriptedFault =
   | { kind: 'lose-answer' }
@@ -17,7 +18,7 @@ export type ScriptedFault =
   | { kind: 'slow'; ms: number }
   | { kind: 'refused' }
   | { kind: 'conflict-after-apply' }
-  | { kind: 'arrives-late'; ms: number };
+  | { kind: 'arrives-late'; ms: number; answerLost?: boolean };
 
 interface Plan {
   op: 'read' | 'write';
@@ -50,9 +51,12 @@ export function scriptedStore(time: ManualTime, inner: MemoryStore = memoryStore
         await after(fault.ms);
         return outcome;
       }
-      case 'arrives-late':
+      case 'arrives-late': {
         await after(fault.ms);
-        return inner.write(key, record, condition);
+        const outcome = await inner.write(key, record, condition);
+        if (fault.answerLost) throw unknown();
+        return outcome;
+      }
       case 'refused':
         throw new LockStoreError('SlowDown', { retryable: true });
       case 'conflict-after-apply':

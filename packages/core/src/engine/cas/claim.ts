@@ -46,7 +46,7 @@ export async function claimByVersion(
       current,
       record,
       contender,
-      (found) => found.holder?.lockId === contender.lockId,
+      (found) => isOwnRecord(found, contender),
       signal,
     );
     if (written.ok) {
@@ -143,10 +143,15 @@ export async function claimInOneRequest(
 
 /**
  * Whether `record` is this contender's acquisition: a lock (not a semaphore) held under its lock
- * id and, when its handle may have been resumed elsewhere, produced by one of its own writes.
+ * id, produced by one of its own writes.
  */
 function heldBy(current: VersionedRecord | null | undefined, contender: Contender): boolean {
   const record = current?.record;
-  if (!record || isSemaphore(record) || record.holder?.lockId !== contender.lockId) return false;
+  return record !== undefined && !isSemaphore(record) && isOwnRecord(record, contender);
+}
+
+/** A record naming the contender's lock id that one of its own writes produced (see Contender.writeIds). */
+function isOwnRecord(record: LockRecord, contender: Contender): boolean {
+  if (record.holder?.lockId !== contender.lockId) return false;
   return contender.writeIds === undefined || contender.writeIds.has(record.writeId);
 }
