@@ -342,28 +342,17 @@ describe('a hand-over of unknown outcome whose handing lock is lost before its r
 });
 
 describe('a claim of a waiter still on its way when a lock of its client hands over to it', () => {
-  // Found by the Express exclusion test in CI (S3, two replicas, 20 requests): the claim found
-  // the hand-over in the store, took it for a landed claim of its own and renewed it, and the
-  // lock the hand-over made then failed its next write and left the key held until it expired.
-  test.each([
-    ['read and conditional write', false],
-    ['one-request claim', true],
-  ])('does not adopt it: the lock keeps working and frees the key (%s)', async (_name, oneRequestClaim) => {
-    const s = scriptedClients({ localTurnMs: Number.POSITIVE_INFINITY }, { oneRequestClaim });
+  /**
+   * Another client holds 'k' and this client has seen it; `plan` scripts the faults. A first
+   * caller then tries on its own (failFastOnStoreError: outside the key's queue), a second one
+   * waits in the key's queue, and the other client lets go. Returns once the first holds the key.
+   */
+  async function twoCallersAfterAnother(s: ReturnType<typeof scriptedClients>, plan: () => void) {
     const other = replica(s);
     const theirs = await other.acquire('k');
     const locks = s.client();
     expect(await locks.tryAcquire('k')).toBeNull(); // this client has seen the record now
-    // The first caller's own try (failFastOnStoreError: outside the key's queue) reaches the
-    // store late, once the other client has let go; the second caller's poller claim reaches it
-    // later still, after the first has handed over to it.
-    if (oneRequestClaim) {
-      s.scripted.nextClaim({ kind: 'arrives-late', ms: 300 });
-      s.scripted.nextClaim({ kind: 'arrives-late', ms: 600 });
-    } else {
-      s.scripted.nextReadArrivesLate(300);
-      s.scripted.nextReadArrivesLate(600);
-    }
+    plan();
     let first: Lock | undefined;
     let second: Lock | undefined;
     void locks.acquire('k', { failFastOnStoreError: true }).then((lock) => (first = lock));
@@ -372,12 +361,34 @@ describe('a claim of a waiter still on its way when a lock of its client hands o
     await s.time.advance(10);
     await theirs.release();
     expect(await s.time.until(() => first !== undefined, 400)).toBe(true);
-    await first!.release(); // hands over to the second caller, with a write
+    return { other, first: first!, second: () => second };
+  }
+
+  // Found by the Express exclusion test in CI (S3, two replicas, 20 requests): the claim found
+  // the hand-over in the store, took it for a landed claim of its own and renewed it, and the
+  // lock the hand-over made then failed its next write and left the key held until it expired.
+  test.each([
+    ['read and conditional write', false],
+    ['one-request claim', true],
+  ])('does not adopt it: the lock keeps working and frees the key (%s)', async (_name, oneRequestClaim) => {
+    const s = scriptedClients({ localTurnMs: Number.POSITIVE_INFINITY }, { oneRequestClaim });
+    // The first caller's try reaches the store late, once the other client has let go; the
+    // second caller's poller claim reaches it later still, after the first has handed over to it.
+    const { other, first, second } = await twoCallersAfterAnother(s, () => {
+      if (oneRequestClaim) {
+        s.scripted.nextClaim({ kind: 'arrives-late', ms: 300 });
+        s.scripted.nextClaim({ kind: 'arrives-late', ms: 600 });
+      } else {
+        s.scripted.nextReadArrivesLate(300);
+        s.scripted.nextReadArrivesLate(600);
+      }
+    });
+    await first.release(); // hands over to the second caller, with a write
     await s.time.advance(1);
-    expect(held(second)).toBe(true);
+    expect(held(second())).toBe(true);
     await s.time.advance(700); // the poller's claim arrives, and finds the hand-over
-    expect(held(second)).toBe(true);
-    await second!.release();
+    expect(held(second())).toBe(true);
+    await second()!.release();
     expect(await other.tryAcquire('k')).not.toBeNull();
   });
 
@@ -407,62 +418,42 @@ describe('a claim of a waiter still on its way when a lock of its client hands o
     'does not adopt it when its own claim’s answer was lost and the read-back finds it (%s)',
     async (_name, leaseMs) => {
       const s = scriptedClients({ localTurnMs: Number.POSITIVE_INFINITY, leaseMs });
-      const other = replica(s);
-      const theirs = await other.acquire('k');
-      const locks = s.client();
-      expect(await locks.tryAcquire('k')).toBeNull();
-      s.scripted.nextReadArrivesLate(300); // the first caller's own try
-      s.scripted.nextReadArrivesLate(250); // the second caller's poller: finds the key free...
-      // ...and its claim reaches the store after the first caller's (so it fails), answer lost...
-      s.scripted.nextWrite(
-        { kind: 'arrives-late', ms: 100, answerLost: true },
-        (record) => record?.holder != null,
-      );
-      s.scripted.nextReadArrivesLate(200); // ...and its read-back finds the hand-over to it
-      let first: Lock | undefined;
-      let second: Lock | undefined;
-      void locks.acquire('k', { failFastOnStoreError: true }).then((lock) => (first = lock));
-      await s.time.advance(1);
-      void locks.acquire('k').then((lock) => (second = lock));
-      await s.time.advance(10);
-      await theirs.release();
-      expect(await s.time.until(() => first !== undefined, 400)).toBe(true);
-      await first!.release(); // hands over to the second caller, with a write
+      const { other, first, second } = await twoCallersAfterAnother(s, () => {
+        s.scripted.nextReadArrivesLate(300); // the first caller's try
+        s.scripted.nextReadArrivesLate(250); // the second caller's poller: finds the key free...
+        // ...and its claim reaches the store after the first caller's (so it fails), answer lost...
+        s.scripted.nextWrite(
+          { kind: 'arrives-late', ms: 100, answerLost: true },
+          (record) => record?.holder != null,
+        );
+        s.scripted.nextReadArrivesLate(200); // ...and its read-back finds the hand-over to it
+      });
+      await first.release(); // hands over to the second caller, with a write
       await s.time.advance(700);
-      expect(held(second)).toBe(true);
-      await second!.release();
+      expect(held(second())).toBe(true);
+      await second()!.release();
       expect(await other.tryAcquire('k')).not.toBeNull();
     },
   );
 
   test('still adopts its own claim sent before a hand-over to it that failed, once that claim lands', async () => {
     const s = scriptedClients({ localTurnMs: 500 }, { oneRequestClaim: true });
-    const other = replica(s);
-    const theirs = await other.acquire('k');
-    const locks = s.client();
-    expect(await locks.tryAcquire('k')).toBeNull();
-    s.scripted.nextClaim({ kind: 'arrives-late', ms: 300 }); // the first caller's own try
-    s.scripted.nextClaim({ kind: 'apply-late' }); // the second caller's poller claim: unknown, lands later
-    s.scripted.nextClaim({ kind: 'arrives-late', ms: 400 }); // its next claim reaches the store once the first holds
-    let first: Lock | undefined;
-    let second: Lock | undefined;
-    void locks.acquire('k', { failFastOnStoreError: true }).then((lock) => (first = lock));
-    await s.time.advance(1);
-    void locks.acquire('k').then((lock) => (second = lock));
-    await s.time.advance(10);
-    await theirs.release();
-    expect(await s.time.until(() => first !== undefined, 400)).toBe(true);
+    const { first, second } = await twoCallersAfterAnother(s, () => {
+      s.scripted.nextClaim({ kind: 'arrives-late', ms: 300 }); // the first caller's try
+      s.scripted.nextClaim({ kind: 'apply-late' }); // the second caller's poller claim: unknown, lands later
+      s.scripted.nextClaim({ kind: 'arrives-late', ms: 400 }); // its next one arrives once the first holds
+    });
     // The hand-over (a write: the waiter's claim may still land) is refused until the turn is
     // over; the release retry then frees the key to the store.
     for (let i = 0; i < 10; i++) {
       s.scripted.nextWrite({ kind: 'refused' }, (record) => record?.holder != null && s.time.elapsed < 900);
     }
-    await expect(first!.release()).rejects.toBeInstanceOf(LockStoreError);
+    await expect(first.release()).rejects.toBeInstanceOf(LockStoreError);
     const free = () => s.scripted.inner.documents.get('k')?.text.includes('"holder":null') === true;
     expect(await s.time.until(free, 2_000, 1)).toBe(true);
     s.scripted.clearPlans();
     s.scripted.landLateClaims(); // the second caller's first claim lands on the free record
     // Its poller finds its own claim there and takes it, rather than waiting out its 10 s lease.
-    expect(await s.time.until(() => held(second) === true, 1_000)).toBe(true);
+    expect(await s.time.until(() => held(second()) === true, 1_000)).toBe(true);
   });
 });
