@@ -207,3 +207,33 @@ test.each([2, 1])(
     expect((await replica(s).inspect('k')).state).toBe('free');
   },
 );
+
+// Settling a resume of unknown outcome claims the slot back under the lock's id; its claim's
+// answer is lost, and by the read-back another process has resumed the same handle and renewed
+// that slot. The read-back must know the slot by its own write, not by the lock id.
+test('a settling slot claim whose answer was lost does not take the slot a resume elsewhere renewed', async () => {
+  const s = scriptedClients();
+  const holder = await replica(s).acquire('k', { limit: 2 });
+  const handle = holder.handle;
+  const resuming = s.client().resume(handle);
+  s.scripted.nextWrite({ kind: 'apply-late' }); // the resume's renewal: unknown, never lands
+  s.scripted.nextReadFails(); // and its read-back fails: settled in the background
+  s.scripted.nextReadArrivesLate(100); // settling's first read
+  s.scripted.nextReadArrivesLate(0); // its slot claim's read
+  s.scripted.nextWrite({ kind: 'lose-answer' }); // the slot claim lands, answer lost
+  s.scripted.nextReadArrivesLate(200); // its read-back
+  await expect(resuming).rejects.toBeInstanceOf(LockStoreError);
+  await s.time.advance(50);
+  await holder.release(); // the slot leaves the record before settling reads it
+  const slotBack = () => s.scripted.inner.documents.get('k')?.text.includes('"holders":[{') === true;
+  expect(await s.time.until(slotBack, 1_000, 5)).toBe(true);
+  const resumed = await replica(s).resume(handle); // finds the slot, and renews it
+  await s.time.advance(300); // settling's read-back arrives
+  const others = [
+    await replica(s).tryAcquire('k', { limit: 2 }),
+    await replica(s).tryAcquire('k', { limit: 2 }),
+  ];
+  expect([held(resumed), ...others.map((lock) => lock !== null)].filter(Boolean).length).toBeLessThanOrEqual(
+    2,
+  );
+});

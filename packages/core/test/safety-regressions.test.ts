@@ -341,29 +341,29 @@ describe('a hand-over of unknown outcome whose handing lock is lost before its r
   });
 });
 
-describe('a claim of a waiter still on its way when a lock of its client hands over to it', () => {
-  /**
-   * Another client holds 'k' and this client has seen it; `plan` scripts the faults. A first
-   * caller then tries on its own (failFastOnStoreError: outside the key's queue), a second one
-   * waits in the key's queue, and the other client lets go. Returns once the first holds the key.
-   */
-  async function twoCallersAfterAnother(s: ReturnType<typeof scriptedClients>, plan: () => void) {
-    const other = replica(s);
-    const theirs = await other.acquire('k');
-    const locks = s.client();
-    expect(await locks.tryAcquire('k')).toBeNull(); // this client has seen the record now
-    plan();
-    let first: Lock | undefined;
-    let second: Lock | undefined;
-    void locks.acquire('k', { failFastOnStoreError: true }).then((lock) => (first = lock));
-    await s.time.advance(1);
-    void locks.acquire('k').then((lock) => (second = lock));
-    await s.time.advance(10);
-    await theirs.release();
-    expect(await s.time.until(() => first !== undefined, 400)).toBe(true);
-    return { other, first: first!, second: () => second };
-  }
+/**
+ * Another client holds 'k' and this client has seen it; `plan` scripts the faults. A first
+ * caller then tries on its own (failFastOnStoreError: outside the key's queue), a second one
+ * waits in the key's queue, and the other client lets go. Returns once the first holds the key.
+ */
+async function twoCallersAfterAnother(s: ReturnType<typeof scriptedClients>, plan: () => void) {
+  const other = replica(s);
+  const theirs = await other.acquire('k');
+  const locks = s.client();
+  expect(await locks.tryAcquire('k')).toBeNull(); // this client has seen the record now
+  plan();
+  let first: Lock | undefined;
+  let second: Lock | undefined;
+  void locks.acquire('k', { failFastOnStoreError: true }).then((lock) => (first = lock));
+  await s.time.advance(1);
+  void locks.acquire('k').then((lock) => (second = lock));
+  await s.time.advance(10);
+  await theirs.release();
+  expect(await s.time.until(() => first !== undefined, 400)).toBe(true);
+  return { other, first: first!, second: () => second };
+}
 
+describe('a claim of a waiter still on its way when a lock of its client hands over to it', () => {
   // Found by the Express exclusion test in CI (S3, two replicas, 20 requests): the claim found
   // the hand-over in the store, took it for a landed claim of its own and renewed it, and the
   // lock the hand-over made then failed its next write and left the key held until it expired.
@@ -455,5 +455,43 @@ describe('a claim of a waiter still on its way when a lock of its client hands o
     s.scripted.landLateClaims(); // the second caller's first claim lands on the free record
     // Its poller finds its own claim there and takes it, rather than waiting out its 10 s lease.
     expect(await s.time.until(() => held(second()) === true, 1_000)).toBe(true);
+  });
+});
+
+describe('a hand-over of unknown outcome that its retry finds landed, too late to trust', () => {
+  test('is given back at once, not left held by nobody until it expires', async () => {
+    const s = scriptedClients({ localTurnMs: Number.POSITIVE_INFINITY });
+    const locks = s.client();
+    const first = await locks.acquire('k'); // a 10 s lease
+    let second: Lock | undefined;
+    void locks.acquire('k', { leaseMs: 1_600 }).then((lock) => (second = lock));
+    await s.time.advance(1);
+    // The hand-over lands unseen; the retries at +100, +300 and +700 ms are refused, and the one
+    // at +1,500 ms finds it: past the point where a 1.6 s lease can be trusted.
+    s.scripted.nextWrite({ kind: 'lose-answer' }, (record) => record?.holder != null);
+    s.scripted.nextReadFails();
+    for (let i = 0; i < 3; i++) s.scripted.nextWrite({ kind: 'refused' }, (record) => record?.holder != null);
+    await expect(first.release()).rejects.toBeInstanceOf(LockStoreError);
+    await s.time.advance(1_510);
+    // Before it would expire (at +1,600 ms), the key is free again or the waiter holds it anew.
+    const other = await replica(s).tryAcquire('k');
+    expect(held(second) || other !== null).toBe(true);
+  });
+
+  test('counts its lease from the hand-over’s first send, not from the waiter’s first claim', async () => {
+    const s = scriptedClients({ localTurnMs: Number.POSITIVE_INFINITY }, { oneRequestClaim: true });
+    const { first, second } = await twoCallersAfterAnother(s, () => {
+      s.scripted.nextClaim({ kind: 'arrives-late', ms: 300 }); // the first caller's try
+      s.scripted.nextClaim({ kind: 'arrives-late', ms: 600 }); // the waiter's first claim, sent at once
+    });
+    await s.time.advance(9_000); // the first caller holds for 9 s (renewed), the waiter waits
+    s.scripted.nextWrite({ kind: 'lose-answer' }, (record) => record?.holder != null);
+    s.scripted.nextReadFails();
+    await expect(first.release()).rejects.toBeInstanceOf(LockStoreError);
+    const handedToken = JSON.parse(s.scripted.inner.documents.get('k')!.text).holder.token as number;
+    // The retry finds the hand-over landed: a fresh 10 s lease, trusted and given to the waiter.
+    await s.time.advance(200);
+    expect(held(second())).toBe(true);
+    expect(second()!.fencingToken).toBe(handedToken);
   });
 });

@@ -17,6 +17,8 @@ export interface Contender {
   terms: LeaseTerms;
   /** Monotonic time the first write of this series was sent (a conservative lease start). */
   firstSentAt?: number;
+  /** Monotonic time a lock of this client first sent a hand-over to this acquisition: a landed one found later counts from then. */
+  handOverSentAt?: number;
   /** A write of this series had an unknown outcome: it may have landed, or may still land. */
   unsure?: boolean;
   /** Handed to the client's background settling once nobody waits for it any more. */

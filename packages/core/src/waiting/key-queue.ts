@@ -317,6 +317,8 @@ export class KeyQueue<L extends HeldLock, S> {
       // waiter keeps waiting (back in front if it was taken off) as a new contender, so its
       // next claim takes a new lease rather than adopting the stale one. The key's entry may
       // have been dropped meanwhile: the waiter goes into the current one, and it is polled.
+      // Settling knows the lease by its writes (a hand-over is the handing lock's write).
+      for (const id of lease.writeIds) waiter.contender.writeIds?.add(id);
       this.host.settleAbandoned(this.key, waiter.contender);
       waiter.contender = newContender(this.time.randomId(), waiter.contender.terms);
       if (waiter.settled) return;

@@ -318,9 +318,9 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
     signal?: AbortSignal,
   ): Promise<LeaseState> {
     // The write below names `next` as holder: should it land unseen, a later attempt of this
-    // hand-over finds it, and the waiter's lease counts from this send.
+    // hand-over finds it, and the waiter's lease counts from the first attempt's send.
     const sentAt = this.clock.time.monotonic();
-    next.firstSentAt ??= sentAt;
+    next.handOverSentAt ??= sentAt;
     // It is this lease's write, not the waiter's: a claim of the waiter still on its way must not
     // adopt it (its renewal would move the version under the lock this hand-over makes). Only
     // the handing lock settles it: by handing over again, or by giving it back.
@@ -347,7 +347,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       (found) => found.holder?.lockId === next.lockId,
     );
     // Landed from an earlier attempt: its lease counts from that attempt's send at the latest.
-    const leaseStart = earlier ? Math.min(sentAt, next.firstSentAt ?? Number.NEGATIVE_INFINITY) : sentAt;
+    const leaseStart = earlier ? Math.min(sentAt, next.handOverSentAt) : sentAt;
     return ownLease(this, lease.key, next.lockId, lease.version, record, leaseStart, record.writeId);
   }
 

@@ -34,7 +34,7 @@ export async function claimSlot(
     const mine = slotOf(current?.record, contender.lockId);
     if (mine && current) {
       // Our lock id with a write that is not ours: the lock was resumed elsewhere; not ours to take.
-      if (contender.writeIds && !contender.writeIds.has(mine.writeId)) return { lease: null, current };
+      if (!isOwnSlot(mine, contender)) return { lease: null, current };
       return { lease: adoptSlot(parts, key, current, mine, contender) };
     }
     const live = liveSlots(parts, key, current);
@@ -66,7 +66,7 @@ export async function claimSlot(
       current,
       record,
       contender,
-      (found) => slotOf(found, contender.lockId) !== undefined,
+      (found) => isOwnSlot(slotOf(found, contender.lockId), contender),
       signal,
     );
     if (written.ok) {
@@ -80,7 +80,7 @@ export async function claimSlot(
     fresh = true;
     const landed = slotOf(current?.record, contender.lockId);
     if (landed && current) {
-      if (contender.writeIds && !contender.writeIds.has(landed.writeId)) return { lease: null, current };
+      if (!isOwnSlot(landed, contender)) return { lease: null, current };
       return { lease: adoptSlot(parts, key, current, landed, contender) };
     }
   }
@@ -121,4 +121,13 @@ function adoptSlot(
   // A lease whose first write cannot be dated is never trusted (settling only releases it).
   lease.sentAt = contender.firstSentAt ?? Number.NEGATIVE_INFINITY;
   return lease;
+}
+
+/**
+ * A slot under the contender's lock id that one of its own writes produced; the same lock id
+ * with another write is the lock resumed elsewhere (see Contender.writeIds).
+ */
+function isOwnSlot(slot: SlotHolder | undefined, contender: Contender): boolean {
+  if (slot === undefined) return false;
+  return contender.writeIds === undefined || contender.writeIds.has(slot.writeId);
 }
