@@ -346,7 +346,11 @@ describe('a hand-over of unknown outcome whose handing lock is lost before its r
  * caller then tries on its own (failFastOnStoreError: outside the key's queue), a second one
  * waits in the key's queue, and the other client lets go. Returns once the first holds the key.
  */
-async function twoCallersAfterAnother(s: ReturnType<typeof scriptedClients>, plan: () => void) {
+async function twoCallersAfterAnother(
+  s: ReturnType<typeof scriptedClients>,
+  plan: () => void,
+  waiterOptions: { leaseMs?: number } = {},
+) {
   const other = replica(s);
   const theirs = await other.acquire('k');
   const locks = s.client();
@@ -356,11 +360,11 @@ async function twoCallersAfterAnother(s: ReturnType<typeof scriptedClients>, pla
   let second: Lock | undefined;
   void locks.acquire('k', { failFastOnStoreError: true }).then((lock) => (first = lock));
   await s.time.advance(1);
-  void locks.acquire('k').then((lock) => (second = lock));
+  void locks.acquire('k', waiterOptions).then((lock) => (second = lock));
   await s.time.advance(10);
   await theirs.release();
   expect(await s.time.until(() => first !== undefined, 400)).toBe(true);
-  return { other, first: first!, second: () => second };
+  return { other, locks, first: first!, second: () => second };
 }
 
 describe('a claim of a waiter still on its way when a lock of its client hands over to it', () => {
@@ -493,5 +497,100 @@ describe('a hand-over of unknown outcome that its retry finds landed, too late t
     await s.time.advance(200);
     expect(held(second())).toBe(true);
     expect(second()!.fencingToken).toBe(handedToken);
+  });
+});
+
+describe('a claim of a waiter still on its way when the lease it was handed is dropped', () => {
+  // The waiter goes on as a new acquisition; the old one's claim may still land, and belongs to
+  // the old one's settling, which waits for it.
+  test.each([
+    ['one-request claim', true],
+    ['read and conditional write', false],
+  ])(
+    'the lease that claim wins is given back, not left to run out (a forceRelease in the client; %s)',
+    async (_name, oneRequestClaim) => {
+      const s = scriptedClients({ localTurnMs: Number.POSITIVE_INFINITY }, { oneRequestClaim });
+      const { locks, first, second } = await twoCallersAfterAnother(s, () => {
+        if (oneRequestClaim) {
+          s.scripted.nextClaim({ kind: 'arrives-late', ms: 300 }); // the first caller's try
+          s.scripted.nextClaim({ kind: 'arrives-late', ms: 700 }); // the waiter's poller claim
+        } else {
+          s.scripted.nextReadArrivesLate(300);
+          s.scripted.nextReadArrivesLate(700);
+        }
+      });
+      // The hand-over (a release with data: a write) lands at once; its answer takes 100 ms, and
+      // meanwhile this client force-releases the key: the hand-over's lease is dropped.
+      s.scripted.nextWrite({ kind: 'slow', ms: 100 }, (record) => record?.holder != null);
+      let released = false;
+      void first
+        .release({ data: 1 })
+        .catch(() => undefined)
+        .then(() => (released = true));
+      await s.time.advance(20);
+      let forced: boolean | undefined;
+      void locks.forceRelease('k').then((done) => (forced = done));
+      expect(await s.time.until(() => forced !== undefined, 50, 1)).toBe(true);
+      expect(await s.time.until(() => released, 200, 1)).toBe(true);
+      await s.time.advance(1_500); // the waiter's old claim lands on the free key meanwhile
+      const other = await replica(s).tryAcquire('k');
+      expect(held(second()) || other !== null).toBe(true);
+    },
+  );
+
+  test('no settling retry frees the lock a new claim of the waiter then holds', async () => {
+    const s = scriptedClients({ localTurnMs: Number.POSITIVE_INFINITY });
+    const { first, second } = await twoCallersAfterAnother(
+      s,
+      () => {
+        s.scripted.nextReadArrivesLate(300); // the first caller's try
+        s.scripted.nextReadArrivesLate(1_860); // the waiter's poller claim reads at about 1.86 s
+      },
+      { leaseMs: 1_600 },
+    );
+    // The hand-over lands at once, answered 1.5 s later: too late for the waiter's 1.6 s lease.
+    s.scripted.nextWrite({ kind: 'slow', ms: 1_500 }, (record) => record?.holder != null);
+    // Settling's release of it lands 50 ms late with its answer lost, and its re-reads fail.
+    s.scripted.nextWrite(
+      { kind: 'arrives-late', ms: 50, answerLost: true },
+      (record) => record?.holder === null,
+    );
+    void first.release({ data: 1 }).catch(() => undefined);
+    await s.time.advance(1_500);
+    for (let i = 0; i < 4; i++) s.scripted.nextReadFails();
+    // From here on, whenever another client gets the key, the waiter must not hold it too.
+    let waiterGotIt = false;
+    for (let i = 0; i < 80; i++) {
+      await s.time.advance(50);
+      waiterGotIt ||= held(second()) === true;
+      const other = await replica(s).tryAcquire('k');
+      expect(other !== null && held(second()) === true).toBe(false);
+      await other?.release();
+    }
+    expect(waiterGotIt).toBe(true);
+  });
+
+  test('a lease that claim wins once the dropped one ran out is not given to the waiter under the old acquisition', async () => {
+    const s = scriptedClients({ localTurnMs: Number.POSITIVE_INFINITY });
+    const { first, second } = await twoCallersAfterAnother(
+      s,
+      () => {
+        s.scripted.nextReadArrivesLate(300); // the first caller's try
+        s.scripted.nextReadArrivesLate(2_500); // the waiter's poller claim: after the hand-over ran out
+      },
+      { leaseMs: 1_600 },
+    );
+    // The hand-over lands at once, answered 1.5 s later: too late for the waiter's 1.6 s lease.
+    s.scripted.nextWrite({ kind: 'slow', ms: 1_500 }, (record) => record?.holder != null);
+    void first.release({ data: 1 }).catch(() => undefined);
+    let waiterGotIt = false;
+    for (let i = 0; i < 80; i++) {
+      await s.time.advance(50);
+      waiterGotIt ||= held(second()) === true;
+      const other = await replica(s).tryAcquire('k');
+      expect(other !== null && held(second()) === true).toBe(false);
+      await other?.release();
+    }
+    expect(waiterGotIt).toBe(true);
   });
 });

@@ -581,7 +581,7 @@ export class LockClient implements LockHost {
       reportsEvents: () => this.onEvent !== undefined,
       report: (event) => this.report(event),
       track: (work) => this.track(work),
-      settleAbandoned: (key, contender) => this.settleAbandoned(key, contender),
+      settleAbandoned: (key, contender, when) => this.settleAbandoned(key, contender, when),
       createLock: (lease, settings, passedFrom) =>
         passedFrom || arrivedInTime(lease, settings.leaseMs, this.engine.clock.time.monotonic())
           ? new Lock<unknown>(this, lease, settings, passedFrom)

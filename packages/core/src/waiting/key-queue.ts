@@ -246,14 +246,17 @@ export class KeyQueue<L extends HeldLock, S> {
       let result: ClaimResult;
       const sentAt = this.time.monotonic();
       const forcedBefore = this.forcedReleases;
+      const { contender } = head;
+      const claim = engine.claim(this.key, contender);
+      head.claimInFlight = claim;
       try {
-        result = await engine.claim(this.key, head.contender);
+        result = await claim;
       } catch (error) {
         if (isUnknownOutcome(error)) {
           // The next claim for this waiter settles it (adopts it, or fences it off by version);
           // if the waiter has gone meanwhile, settling happens in the background.
-          head.contender.unsure = true;
-          if (head.settled) this.host.settleAbandoned(this.key, head.contender);
+          contender.unsure = true;
+          if (head.settled) this.host.settleAbandoned(this.key, contender);
         }
         if (error instanceof LockError && !(error instanceof LockStoreError && error.retryable)) {
           for (const waiter of [...this.waiters]) waiter.reject(error);
@@ -262,8 +265,14 @@ export class KeyQueue<L extends HeldLock, S> {
         this.lastError = error;
         await this.nap(backoffMs(engine.retry, Math.min(attempt++, 8), this.time.random));
         continue;
+      } finally {
+        if (head.claimInFlight === claim) head.claimInFlight = undefined;
       }
       this.lastError = undefined;
+      // The waiter went on as a new acquisition while this claim was on its way (a lease it was
+      // given came too late, or was dropped): what the claim won belongs to the old one, whose
+      // settling waited for this answer and gives it back.
+      if (head.contender !== contender) continue;
       if (result.lease) {
         attempt = 0;
         this.deliver(head, result.lease, { forcedBefore });
@@ -317,9 +326,14 @@ export class KeyQueue<L extends HeldLock, S> {
       // waiter keeps waiting (back in front if it was taken off) as a new contender, so its
       // next claim takes a new lease rather than adopting the stale one. The key's entry may
       // have been dropped meanwhile: the waiter goes into the current one, and it is polled.
-      // Settling knows the lease by its writes (a hand-over is the handing lock's write).
+      // Settling knows the lease by its writes (a hand-over is the handing lock's write), and
+      // waits for a claim of the waiter still on its way, whose lease it then gives back too.
       for (const id of lease.writeIds) waiter.contender.writeIds?.add(id);
-      this.host.settleAbandoned(this.key, waiter.contender);
+      const claimAnswered = waiter.claimInFlight?.then(
+        () => true,
+        () => true,
+      );
+      this.host.settleAbandoned(this.key, waiter.contender, claimAnswered);
       waiter.contender = newContender(this.time.randomId(), waiter.contender.terms);
       if (waiter.settled) return;
       this.host.requeue(this.key, waiter);

@@ -25,6 +25,8 @@ export interface Waiter<L extends HeldLock, S> {
   settled: boolean;
   /** Set once a 'waiting' event was reported for this caller. */
   reportedWaiting?: boolean;
+  /** The poller's claim for this caller still on its way, made with the contender it had then. */
+  claimInFlight?: Promise<unknown>;
 }
 
 /**
@@ -42,8 +44,11 @@ export interface QueueHost<L extends HeldLock, S> {
   report(event: LockEventReport): void;
   /** Keeps `work` among what the client's close() waits for. */
   track<R>(work: Promise<R>): Promise<R>;
-  /** Makes sure an acquisition nobody waits for does not keep `key` (in the background). */
-  settleAbandoned(key: string, contender: Contender): void;
+  /**
+   * Makes sure an acquisition nobody waits for does not keep `key` (in the background), once
+   * `when` (a claim of it still on its way) resolves true.
+   */
+  settleAbandoned(key: string, contender: Contender, when?: Promise<boolean>): void;
   /**
    * The lock for a lease just won, or undefined when it arrived too late to be trusted;
    * `passedFrom` is the local lock that passed `lease` on without a write.
