@@ -50,6 +50,16 @@ export function newContender(lockId: string, terms: LeaseTerms): Contender {
   return { lockId, terms, writeIds: new Set() };
 }
 
+/**
+ * Has the settling of `contender` give back `lease` too (a lease it was handed, or won, that
+ * nobody got). Only settling learns its writes: a claim of the contender still on its way must
+ * not take a hand-over for its own.
+ */
+export function settleWith(contender: Contender, lease: LeaseState): void {
+  contender.settlingWriteIds ??= new Set();
+  for (const id of lease.writeIds) contender.settlingWriteIds.add(id);
+}
+
 /** A lease we hold, as of our last successful write. Mutated in place by renewals. */
 export interface LeaseState {
   key: string;

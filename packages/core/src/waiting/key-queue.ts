@@ -2,7 +2,13 @@
 // waiters, poller, turn), and waiting, polling and hand-over all read and change that state;
 // split apart, each piece would need the others' private fields.
 import type { VersionedRecord } from '../contract/lock-record.js';
-import { type ClaimResult, type Contender, type LeaseState, newContender } from '../engine/lease-engine.js';
+import {
+  type ClaimResult,
+  type Contender,
+  type LeaseState,
+  newContender,
+  settleWith,
+} from '../engine/lease-engine.js';
 import {
   type HolderSummary,
   isUnknownOutcome,
@@ -272,7 +278,10 @@ export class KeyQueue<L extends HeldLock, S> {
       // The waiter went on as a new acquisition while this claim was on its way (a lease it was
       // given came too late, or was dropped): what the claim won belongs to the old one, whose
       // settling waited for this answer and gives it back.
-      if (head.contender !== contender) continue;
+      if (head.contender !== contender) {
+        if (result.lease) settleWith(contender, result.lease);
+        continue;
+      }
       if (result.lease) {
         attempt = 0;
         this.deliver(head, result.lease, { forcedBefore });
@@ -328,7 +337,7 @@ export class KeyQueue<L extends HeldLock, S> {
       // have been dropped meanwhile: the waiter goes into the current one, and it is polled.
       // Settling knows the lease by its writes (a hand-over is the handing lock's write), and
       // waits for a claim of the waiter still on its way, whose lease it then gives back too.
-      for (const id of lease.writeIds) waiter.contender.writeIds?.add(id);
+      settleWith(waiter.contender, lease);
       const claimAnswered = waiter.claimInFlight?.then(
         () => true,
         () => true,
