@@ -602,3 +602,42 @@ describe('a claim of a waiter still on its way when the lease it was handed is d
     },
   );
 });
+
+describe('a claim that adopts its own landed claim, and whose fencing renewal’s answer is lost', () => {
+  test('still knows the record that renewal leaves as its own (a fail-closed key is not held by nobody for ever)', async () => {
+    const s = scriptedClients({ localTurnMs: Number.POSITIVE_INFINITY, leaseMs: Number.POSITIVE_INFINITY });
+    const locks = s.client();
+    // The waiter's first claim lands, and its answer and the read-back are lost...
+    s.scripted.nextWrite({ kind: 'lose-answer' });
+    s.scripted.nextReadFails();
+    // ...its next claim finds it and renews it to fence it: that renewal is held back (unknown).
+    let renewalSent = false;
+    s.scripted.nextWrite({ kind: 'apply-late' }, (record) => {
+      renewalSent = record?.holder?.renewedAt !== record?.holder?.acquiredAt;
+      return renewalSent;
+    });
+    let lock: Lock | undefined;
+    void locks.acquire('k').then((won) => (lock = won));
+    expect(await s.time.until(() => renewalSent, 1_000, 1)).toBe(true);
+    await s.scripted.landLate(); // it lands while the poller waits to claim again
+    expect(await s.time.until(() => held(lock) === true, 3_000)).toBe(true);
+  });
+});
+
+describe('a waiter that gives up while its poller’s claim is on its way, after an earlier claim of unknown outcome', () => {
+  test('its settling waits for that claim, so what it writes is given back too (a fail-closed key is not held for ever)', async () => {
+    const s = scriptedClients({ localTurnMs: Number.POSITIVE_INFINITY, leaseMs: Number.POSITIVE_INFINITY });
+    const locks = s.client();
+    s.scripted.nextWrite({ kind: 'apply-late' }); // the first claim: outcome unknown (it never lands)
+    s.scripted.nextWrite({ kind: 'arrives-late', ms: 600 }); // the next one reaches the store late
+    // Should that claim then find the key freed and claim it again, that write is held back too.
+    s.scripted.nextWrite({ kind: 'apply-late' }, () => s.time.elapsed > 500);
+    const gaveUp = locks.acquire('k', { waitMs: 300 }).catch((error: unknown) => error);
+    await s.time.advance(400);
+    expect(await gaveUp).toBeInstanceOf(LockTimeoutError);
+    await s.time.advance(1_000);
+    await s.scripted.landLate();
+    await s.time.advance(1_000);
+    expect(await replica(s).tryAcquire('k')).not.toBeNull();
+  });
+});

@@ -176,7 +176,10 @@ export class KeyQueue<L extends HeldLock, S> {
         signal?.removeEventListener('abort', onAbort);
         this.remove(waiter);
         finish();
-        if (waiter.contender.unsure) this.host.settleAbandoned(key, waiter.contender);
+        // Once the poller's claim for it still on its way is answered: settling then covers it too.
+        if (waiter.contender.unsure) {
+          this.host.settleAbandoned(key, waiter.contender, whenAnswered(waiter.claimInFlight));
+        }
         this.wake();
       };
       const waiter: Waiter<L, S> = {
@@ -338,11 +341,7 @@ export class KeyQueue<L extends HeldLock, S> {
       // Settling knows the lease by its writes (a hand-over is the handing lock's write), and
       // waits for a claim of the waiter still on its way, whose lease it then gives back too.
       settleWith(waiter.contender, lease);
-      const claimAnswered = waiter.claimInFlight?.then(
-        () => true,
-        () => true,
-      );
-      this.host.settleAbandoned(this.key, waiter.contender, claimAnswered);
+      this.host.settleAbandoned(this.key, waiter.contender, whenAnswered(waiter.claimInFlight));
       waiter.contender = newContender(this.time.randomId(), waiter.contender.terms);
       if (waiter.settled) return;
       this.host.requeue(this.key, waiter);
@@ -458,4 +457,12 @@ interface Delivery<L> {
 function pollDelay(attempt: number, maxMs: number, random: () => number): number {
   const ceiling = Math.min(maxMs, 20 * 2 ** attempt);
   return Math.max(5, Math.round(ceiling * (0.5 + random() * 0.5)));
+}
+
+/** Resolves true once `claim` (if any) is answered, whatever the answer. */
+function whenAnswered(claim: Promise<unknown> | undefined): Promise<boolean> | undefined {
+  return claim?.then(
+    () => true,
+    () => true,
+  );
 }

@@ -228,6 +228,10 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       // Moved on first (freed by that write, or taken over): not ours, and nothing of ours is left there.
       if (error instanceof LockLostError) return { lease: null, current: await this.read(lease.key, signal) };
       throw error;
+    } finally {
+      // The renewal is this acquisition's own write: should its answer be lost, its next claim
+      // (or its settling) must still know the record it leaves as its own.
+      for (const id of lease.writeIds) contender.writeIds?.add(id);
     }
     lease.adopted = false;
     return { lease };
