@@ -4,7 +4,8 @@ import { defineConfig } from 'vitest/config';
 export const sharedTestConfig = defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    reporters: ['default', ['json', { outputFile: 'test-results.json' }]],
+    // run-tests sums these files; its checks on other Node lines name their own.
+    reporters: ['default', ['json', { outputFile: process.env.LATCH_TEST_RESULTS ?? 'test-results.json' }]],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -4,6 +4,24 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
+/**
+ * The line the full test suites run on (`pnpm test`, CI): Node 24, the LTS line that AWS Lambda
+ * runs (nodejs24.x). The other lines run what differs between lines: the packed apps
+ * (`pnpm test:packed`) and core's module-loading checks (LINE_CHECKS below).
+ */
+export const RECOMMENDED_NODE_MAJOR = 24;
+
+/**
+ * Core's test files whose outcome can depend on the Node line: loading both builds into one
+ * process, the process staying alive or not, an app without the optional OpenTelemetry API.
+ */
+export const LINE_CHECKS = [
+  'test/error-classes-across-builds.test.ts',
+  'test/process-lifetime.test.ts',
+  'test/telemetry-without-api.test.ts',
+  'test/stores/optional-module.test.ts',
+];
+
 /** Extra lines, newest last; setup installs exactly these versions. */
 export const EXTRA_NODE_LINES = [
   { major: 22, version: '22.23.3' },

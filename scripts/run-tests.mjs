@@ -1,18 +1,20 @@
 #!/usr/bin/env node
-// Runs every package's test suite through turbo, prints one closing line that sums the vitest
-// results of all packages ("Tests: N passed, N failed"), then fails the run if any process the
-// suites started is still running. The packed-package apps are their own step
-// (`pnpm test:packed`, scripts/packed-apps), so that each run stays under 15 minutes here.
+// Runs every package's test suite through turbo on the recommended Node line (24, installed by
+// setup; the machine's own Node when it is missing), then core's module-loading checks on every
+// other Node line here, prints one closing line that sums the vitest results of all of them
+// ("Tests: N passed, N failed"), then fails the run if any process the suites started is still
+// running. The packed-package apps are their own step (`pnpm test:packed`, scripts/packed-apps,
+// every Node line), so that each run stays under 15 minutes here.
 // After the suites, the public API reports (turbo task `api`, scripts/api-report.mjs) are checked
 // against the declarations just built: a changed API fails the run until `pnpm api:update`.
 //
-//   pnpm test               the suites on this machine's Node
-//   pnpm test --node 24     the suites on Node 24 (installed by setup)
+//   pnpm test               the suites on Node 24 (or this machine's Node), line checks on the others
+//   pnpm test --node 22     the suites on another line that setup installed
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { leftBehind, suiteProcesses } from './leak-check.mjs';
-import { nodeBinDir } from './node-lines.mjs';
+import { availableNodeLines, LINE_CHECKS, nodeBinDir, RECOMMENDED_NODE_MAJOR } from './node-lines.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const workspaces = ['packages', 'apps']
@@ -20,20 +22,29 @@ const workspaces = ['packages', 'apps']
   .flatMap((dir) => readdirSync(join(root, dir)).map((name) => join(root, dir, name)));
 
 for (const ws of workspaces) rmSync(join(ws, 'test-results.json'), { force: true });
+const core = join(root, 'packages', 'core');
+for (const file of readdirSync(core)) {
+  if (/^test-results\.node\d+\.json$/.test(file)) rmSync(join(core, file));
+}
 
 const before = suiteProcesses(root);
 const extraArgs = process.argv.slice(2);
 const nodeFlag = extraArgs.indexOf('--node');
-const nodeLine = nodeFlag === -1 ? undefined : extraArgs.splice(nodeFlag, 2)[1];
+const askedLine = nodeFlag === -1 ? undefined : extraArgs.splice(nodeFlag, 2)[1];
 const env = { TURBO_TELEMETRY_DISABLED: '1', ...process.env };
-if (nodeLine !== undefined) {
-  const dir = nodeBinDir(nodeLine);
-  if (!existsSync(join(dir, 'node'))) {
+const ownMajor = Number(process.versions.node.split('.')[0]);
+let nodeLine = askedLine ?? String(RECOMMENDED_NODE_MAJOR);
+if (!existsSync(join(nodeBinDir(nodeLine), 'node')) && Number(nodeLine) !== ownMajor) {
+  if (askedLine !== undefined) {
     console.error(`run-tests: Node ${nodeLine} is not installed here; run bash scripts/setup.sh first.`);
     process.exit(2);
   }
-  env.PATH = `${dir}:${env.PATH}`;
+  console.log(
+    `run-tests: Node ${nodeLine} is not installed (bash scripts/setup.sh installs it); using this machine's`,
+  );
+  nodeLine = String(ownMajor);
 }
+if (Number(nodeLine) !== ownMajor) env.PATH = `${nodeBinDir(nodeLine)}:${env.PATH}`;
 // Part of turbo's hash (turbo.json globalEnv), so a result from another Node line is not replayed.
 env.LATCH_NODE_VERSION = spawnSync('node', ['--version'], { env, encoding: 'utf8' }).stdout.trim();
 console.log(`run-tests: test suites on Node ${env.LATCH_NODE_VERSION}`);
@@ -58,11 +69,31 @@ for (const phase of phases) {
   turboStatus ||= turbo.status ?? 1;
 }
 
+// What differs between Node lines, on every other line here: core's module-loading checks.
+// (The packed apps, `pnpm test:packed`, run on every line too.)
+const suiteMajor = Number(env.LATCH_NODE_VERSION.replace(/^v/, '').split('.')[0]);
+for (const line of availableNodeLines()) {
+  if (line.major === suiteMajor) continue;
+  console.log(`run-tests: line checks on Node ${line.major}`);
+  const check = spawnSync('pnpm', ['exec', 'vitest', 'run', ...LINE_CHECKS], {
+    cwd: core,
+    stdio: 'inherit',
+    env: {
+      ...env,
+      PATH: `${dirname(line.node)}:${process.env.PATH}`,
+      LATCH_TEST_RESULTS: `test-results.node${line.major}.json`,
+    },
+  });
+  turboStatus ||= check.status ?? 1;
+}
+
 let passed = 0;
 let failed = 0;
 let skipped = 0;
-for (const ws of workspaces) {
-  const file = join(ws, 'test-results.json');
+const lineResults = readdirSync(core)
+  .filter((file) => /^test-results\.node\d+\.json$/.test(file))
+  .map((file) => join(core, file));
+for (const file of [...workspaces.map((ws) => join(ws, 'test-results.json')), ...lineResults]) {
   if (!existsSync(file)) continue;
   const result = JSON.parse(readFileSync(file, 'utf8'));
   passed += result.numPassedTests ?? 0;
