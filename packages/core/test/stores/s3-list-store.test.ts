@@ -286,6 +286,28 @@ describe('s3ListStore: an upload whose outcome is unknown', () => {
     await locks.close();
     sdk.destroy();
   }, 20_000);
+
+  test('a renewal applied after its lease was released does not block the lock', async () => {
+    const name = freshName('late-renewal');
+    const { sdk, locks } = unretried();
+    const lock = await locks.acquire(name, { leaseMs: 60_000 });
+    const late = server.faults.applyLate(
+      { op: 'PutObject', key: new RegExp(`^${PREFIX}${name}\\.`), times: 1 },
+      { delayMs: LATE_MS },
+    );
+    // extend(Infinity) uploads a "never" object of the same contender; its answer never comes.
+    await expect(lock.extend(Number.POSITIVE_INFINITY)).rejects.toThrow();
+    expect(late.hits).toBe(1);
+    await lock.release().catch(() => undefined);
+    while (!server.requestLog.some((entry) => entry.fault === 'applyLate' && entry.key?.includes(name))) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const other = await client({ leaseMs: Number.POSITIVE_INFINITY }).acquire(name, { waitMs: 10_000 });
+    expect(other.isHeld).toBe(true);
+    await other.release();
+    await locks.close();
+    sdk.destroy();
+  }, 20_000);
 });
 
 describe('s3ListStore: renewal', () => {
