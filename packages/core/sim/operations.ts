@@ -826,7 +826,7 @@ export class Workload {
     const within = client.config.leaseMs;
     client.process.after(this.leaderCloses.real(0, within), () => {
       if (!client.usable || client.terms.get(campaign) !== lock || !lock.isHeld) return;
-      this.note(client, lock.key, 'closes while leading');
+      this.op('closeWhileLeading', client, lock.key);
       this.run.closeClient(client);
     });
   }
