@@ -1,3 +1,4 @@
+import type { Campaign } from '../src/client/campaign.js';
 import type { Lock } from '../src/client/lock.js';
 import type { AcquireOptions } from '../src/client/lock-options.js';
 import type { LockSet } from '../src/client/lock-set.js';
@@ -29,6 +30,8 @@ export interface RunContext {
   readonly quietFrom: number;
   /** Schedules the liveness check of a waiting call. */
   watch(call: PendingCall): void;
+  /** Closes a client as user code does before its process exits (then the slot restarts). */
+  closeClient(client: SimClient): void;
 }
 
 /** Thrown by user code on purpose (a withLock body or onElected that fails). */
@@ -48,12 +51,15 @@ export class SimBodyError extends Error {
  */
 export class Workload {
   private readonly rng: Rng;
+  /** Whether and when a leader closes its own client: their own stream, so the rest draws as before. */
+  private readonly leaderCloses: Rng;
   private dataSeq = 0;
   private setSeq = 0;
   private running = true;
 
   constructor(private readonly run: RunContext) {
     this.rng = run.world.stream('workload');
+    this.leaderCloses = run.world.stream('leader-closes');
   }
 
   start(): void {
@@ -782,14 +788,19 @@ export class Workload {
     const lease = this.leaseOptions(client);
     const electedError = new SimBodyError('onElected');
     this.op('campaign', client, key, describeOptions(lease));
-    const campaign = client.client.campaign(key, {
+    const campaign: Campaign = client.client.campaign(key, {
       ...(lease.leaseMs === undefined ? {} : { leaseMs: lease.leaseMs }),
       ...(lease.heartbeatMs === undefined ? {} : { heartbeatMs: lease.heartbeatMs }),
       onElected: (lock) => {
+        client.terms.set(campaign, lock);
         const entry = this.hand(lock, client, 'campaign', {});
         if (lock.isHeld) this.run.checker.resourceWrite(entry);
         if (this.rng.chance(0.05)) throw electedError;
         void this.lead(entry, client);
+        this.maybeCloseWhileLeading(client, campaign, lock);
+      },
+      onDemoted: () => {
+        client.terms.delete(campaign);
       },
       onError: (error) => this.run.checker.typedError('campaign (onError)', error, [electedError]),
     });
@@ -805,6 +816,21 @@ export class Workload {
     client.process.after(this.rng.real(lease2, 20 * lease2), () => this.stopCampaign(client, key, campaign));
   }
 
+  /**
+   * Now and then a replica shuts down while it leads: its client's close() must end the term
+   * (the term's signal aborts, onDemoted runs, the campaign's `done` settles; see run-seed's
+   * close checks).
+   */
+  private maybeCloseWhileLeading(client: SimClient, campaign: Campaign, lock: Lock<unknown>): void {
+    if (!this.leaderCloses.chance(0.15)) return;
+    const within = client.config.leaseMs;
+    client.process.after(this.leaderCloses.real(0, within), () => {
+      if (!client.usable || client.terms.get(campaign) !== lock || !lock.isHeld) return;
+      this.op('closeWhileLeading', client, lock.key);
+      this.run.closeClient(client);
+    });
+  }
+
   /** A leader's term: fenced writes while it leads. */
   private async lead(entry: HandedLock, client: SimClient): Promise<void> {
     const beat = entry.heartbeatMs === false ? client.config.leaseMs / 3 : entry.heartbeatMs;
@@ -814,9 +840,10 @@ export class Workload {
     }
   }
 
-  stopCampaign(client: SimClient, key: string, campaign: { stop(): Promise<void> }): void {
-    if (!client.campaigns.has(campaign as never) || client.process.crashed) return;
+  stopCampaign(client: SimClient, key: string, campaign: Campaign): void {
+    if (!client.campaigns.has(campaign) || client.process.crashed) return;
     this.op('campaignStop', client, key);
+    client.stoppedCampaigns.add(campaign);
     campaign.stop().then(
       () => this.note(client, key, 'campaign stopped'),
       (error) => this.run.checker.typedError('campaign.stop', error),
@@ -838,6 +865,8 @@ export class Workload {
     this.op('close', client, '-');
     client.state = 'closing';
     client.closeCalledAt = this.run.world.now;
+    for (const [campaign, lock] of client.terms)
+      if (!client.stoppedCampaigns.has(campaign)) client.termsAtClose.push(lock);
     let closing: Promise<void>;
     try {
       closing = client.client.close();

@@ -137,6 +137,7 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
     clients,
     quietFrom,
     watch: (call) => watchCall(call),
+    closeClient: (client) => closeClient(client),
   };
   const workload = new Workload(context);
 
@@ -227,14 +228,16 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
     countFault('crash', client.id, 'process killed');
     restart(slot, faultRng.real(500, 20_000));
   });
+  /** A graceful close while faults are on, watched, then the slot restarts. */
+  const closeClient = (client: SimClient) => {
+    if (!client.usable) return;
+    void workload.close(client).then(() => restart(client.slot, faultRng.real(100, 5000)));
+    watchClose(client);
+  };
   poisson(faultRng, pf.closesPerMin, (slot) => {
     const client = clients[slot]!;
     if (!client.usable) return;
-    client.process.after(0, () => {
-      if (!client.usable) return;
-      void workload.close(client).then(() => restart(slot, faultRng.real(100, 5000)));
-      watchClose(client);
-    });
+    client.process.after(0, () => closeClient(client));
   });
   poisson(faultRng, pf.clockJumpsPerMin, (slot) => {
     const client = clients[slot]!;
@@ -264,6 +267,27 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
         checker.fail(
           'liveness',
           `${call.kind} of "${call.key}" in ${client.id} (waitMs ${Number.isFinite(call.waitMs) ? Math.round(call.waitMs) : 'Infinity'}, started at ${call.startedAt.toFixed(0)}) never settled, though close() returned`,
+        );
+      }
+      // close() ends every campaign: a term it led ended (its signal aborted, onDemoted ran)
+      // and the campaign's `done` settled, for the key may already have another leader.
+      for (const [, lock] of client.terms) {
+        checker.fail(
+          'liveness',
+          `a campaign in ${client.id} still leads "${lock.key}" (term ${lock.fencingToken}: onDemoted never ran), though close() returned`,
+        );
+      }
+      for (const lock of client.termsAtClose) {
+        if (lock.signal.aborted) continue;
+        checker.fail(
+          'liveness',
+          `${client.id} led "${lock.key}" (term ${lock.fencingToken}) when close() was called, and the term's signal never aborted`,
+        );
+      }
+      if (client.campaigns.size > 0) {
+        checker.fail(
+          'liveness',
+          `${client.campaigns.size} campaign(s) in ${client.id} never settled \`done\`, though close() returned`,
         );
       }
     });

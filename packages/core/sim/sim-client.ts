@@ -35,6 +35,12 @@ export class SimClient implements ClientInfo {
   state: 'live' | 'closing' | 'closed' | 'crashed' = 'live';
   readonly pending = new Set<PendingCall>();
   readonly campaigns = new Set<Campaign>();
+  /** The term each campaign leads now: from onElected until its onDemoted. */
+  readonly terms = new Map<Campaign, Lock<unknown>>();
+  /** Campaigns user code stopped (their terms end by stop(), not by close()). */
+  readonly stoppedCampaigns = new Set<Campaign>();
+  /** The terms led when close() was called by campaigns not stopped: close() must end each. */
+  termsAtClose: Lock<unknown>[] = [];
   closeCalledAt: number | undefined;
   closeSettled = false;
   /**

@@ -6,9 +6,12 @@ import type { AcquireOptions } from './lock-options.js';
 
 export interface CampaignOptions<T = unknown>
   extends Pick<AcquireOptions, 'leaseMs' | 'heartbeatMs' | 'context'> {
-  /** Called at the start of each term with the term's lock (fencingToken = term number; signal aborts on loss). */
+  /**
+   * Called at the start of each term with the term's lock (fencingToken = term number; signal
+   * aborts on loss, and when the client is closed: reason a LockStoreError LOCK_CLIENT_CLOSED).
+   */
   onElected(lock: Lock<T>): void | Promise<void>;
-  /** Called when a term ends: 'lost' (lease lost) or 'resigned' (campaign stopped). */
+  /** Called when a term ends: 'lost' (lease lost) or 'resigned' (campaign stopped, or its client closed). */
   onDemoted?(reason: 'lost' | 'resigned', error?: LockLostError): void;
   /** Called with errors the campaign survives (store outages, onElected throwing); it keeps campaigning. */
   onError?(error: unknown): void;
@@ -42,8 +45,12 @@ export interface Campaign {
 /** What a campaign needs of the client it campaigns through: acquiring, and knowing it closed. */
 export interface Campaigner {
   acquire<T>(key: string, options: AcquireOptions): Promise<Lock<T>>;
-  /** True once the client was closed: the campaign stops. */
-  isClosed(): boolean;
+  /**
+   * Aborts as the client's close() begins, before it releases the locks it holds: the campaign
+   * stops, and a term it leads ends first (close() gives its lock up, and another replica may
+   * be elected at once).
+   */
+  readonly closing: AbortSignal;
   /** The client's clock and timers, for the pauses between tries. */
   readonly time: Scheduler;
 }
@@ -56,6 +63,13 @@ export function startCampaign<T>(client: Campaigner, key: string, options: Campa
   const onExternalAbort = () => stopping.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onExternalAbort, { once: true });
   if (options.signal?.aborted) stopping.abort(options.signal.reason);
+  const { closing } = client;
+  const onClosing = () => {
+    current?.abortSignal(closing.reason);
+    stopping.abort(closing.reason);
+  };
+  closing.addEventListener('abort', onClosing, { once: true });
+  if (closing.aborted) stopping.abort(closing.reason);
 
   const report = (error: unknown) => {
     try {
@@ -77,7 +91,7 @@ export function startCampaign<T>(client: Campaigner, key: string, options: Campa
           signal: stopping.signal,
         });
       } catch (error) {
-        if (stopping.signal.aborted || client.isClosed()) break;
+        if (stopping.signal.aborted || closing.aborted) break;
         report(error);
         await sleep(time, Math.min(100 * 2 ** failures++, 5000), stopping.signal, { keepAlive: true }).catch(
           () => undefined,
@@ -85,6 +99,11 @@ export function startCampaign<T>(client: Campaigner, key: string, options: Campa
         continue;
       }
       failures = 0;
+      if (closing.aborted) {
+        // Won as the client closed: no term begins, and close() gives the lock back.
+        lock.abortSignal(closing.reason);
+        break;
+      }
       current = lock;
       try {
         await options.onElected(lock);
@@ -99,7 +118,9 @@ export function startCampaign<T>(client: Campaigner, key: string, options: Campa
       }
       await untilEither(lock.signal, stopping.signal);
       current = undefined;
-      if (lock.signal.aborted) {
+      // Aborted by the client's close(), which releases it: a resignation, not a loss.
+      const closedTerm = closing.aborted && lock.signal.reason === closing.reason;
+      if (lock.signal.aborted && !closedTerm) {
         options.onDemoted?.(
           'lost',
           lock.signal.reason instanceof LockLostError ? lock.signal.reason : undefined,
@@ -115,6 +136,7 @@ export function startCampaign<T>(client: Campaigner, key: string, options: Campa
       options.onDemoted?.('resigned');
     }
     options.signal?.removeEventListener('abort', onExternalAbort);
+    closing.removeEventListener('abort', onClosing);
   };
 
   const done = run();

@@ -90,6 +90,8 @@ export class LockClient implements LockHost {
   /** Store work this client started and nobody awaits any more (pollers, late releases): close() waits for it. */
   private readonly inFlight = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
+  /** Aborts (reason: the closed client's error) as close() begins, before it releases anything. */
+  private readonly closeStarted = new AbortController();
   /** Clocks, timers and randomness of this client (the system's unless `clock.time` brings others). */
   private get time(): Scheduler {
     return this.engine.clock.time;
@@ -378,7 +380,7 @@ export class LockClient implements LockHost {
     });
     const campaigner: Campaigner = {
       acquire: (campaignKey, acquireOptions) => this.acquire(campaignKey, acquireOptions),
-      isClosed: () => this.closed,
+      closing: this.closeStarted.signal,
       time: this.time,
     };
     return startCampaign(campaigner, key, options);
@@ -398,11 +400,14 @@ export class LockClient implements LockHost {
 
   /** True once close() was called. */
   get closed(): boolean {
-    return this.closing !== undefined;
+    return this.closeStarted.signal.aborted;
   }
 
   private async shutDown(): Promise<void> {
     const error = closedError();
+    // First, so that what must stop before a lock of this client is given up (a campaign's
+    // term) learns it before any release is sent; `closed` is true from here on.
+    this.closeStarted.abort(error);
     for (const queue of this.keys.values()) queue.rejectAll(error);
     await this.drainInFlight();
     // Release what is still held; a release of unknown outcome (or one the store refused) is
@@ -424,7 +429,7 @@ export class LockClient implements LockHost {
   }
 
   private throwIfClosed(): void {
-    if (this.closing) throw closedError();
+    if (this.closed) throw closedError();
   }
 
   /** @internal Keeps `work` among what close() waits for. */
@@ -577,7 +582,7 @@ export class LockClient implements LockHost {
     return {
       engine: this.engine,
       settings: this.settings,
-      isClosing: () => this.closing !== undefined,
+      isClosing: () => this.closed,
       reportsEvents: () => this.onEvent !== undefined,
       report: (event) => this.report(event),
       track: (work) => this.track(work),

@@ -275,6 +275,15 @@ export class Lock<T = unknown> {
     }
   }
 
+  /**
+   * @internal Aborts `signal` with `reason` and nothing else: the lock is about to be given up
+   * by its client, not by the code holding it (a campaign's term as its client closes), and
+   * that code must stop first. The release itself goes on as usual.
+   */
+  abortSignal(reason: unknown): void {
+    if (!this.abort.signal.aborted) this.abort.abort(reason);
+  }
+
   /** @internal Ends the lock as lost: aborts `signal`, calls onLost. */
   markLost(error: LockLostError): void {
     if (this.state === 'released' || this.state === 'lost') return;

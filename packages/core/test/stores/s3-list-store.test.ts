@@ -225,6 +225,91 @@ describe('s3ListStore: contenders', () => {
   }, 60_000);
 });
 
+describe('s3ListStore: an upload whose outcome is unknown', () => {
+  // The connection of a claim's PutObject is cut without an answer and the upload is applied
+  // 300 ms later, after the attempt gave up and deleted its object. Before, the attempt forgot
+  // the object: applied late, a fail-closed ("never") object that sorts before every later
+  // contender blocked the lock for ever, its own client included.
+  const LATE_MS = 300;
+
+  /** A client whose SDK does not retry, so that the cut connection reaches the claim. */
+  function unretried() {
+    const sdk = new S3Client({ ...server.clientConfig(), maxAttempts: 1 });
+    const locks = new LockClient({
+      store: store(sdk),
+      pollMs: 50,
+      heartbeatMs: false,
+      leaseMs: Number.POSITIVE_INFINITY,
+      retry: { attempts: 1, baseMs: 10, maxMs: 20 },
+    });
+    return { sdk, locks };
+  }
+
+  /** Cuts the next claim upload of `name` and applies it late; resolves once that attempt is over and the upload landed. */
+  async function claimAppliedLate(locks: LockClient, name: string): Promise<void> {
+    const late = server.faults.applyLate(
+      { op: 'PutObject', key: new RegExp(`^${PREFIX}${name}\\.`), times: 1 },
+      { delayMs: LATE_MS },
+    );
+    const first = await locks.tryAcquire(name).catch(() => null);
+    await first?.release();
+    expect(late.hits).toBe(1);
+    const landed = () =>
+      server.requestLog.some(
+        (entry) => entry.fault === 'applyLate' && entry.key?.startsWith(`${PREFIX}${name}.`),
+      );
+    while (!landed()) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
+  test('its creator recognises the late object as its own: it never blocks it, and is deleted', async () => {
+    const name = freshName('late-claim');
+    const { sdk, locks } = unretried();
+    await claimAppliedLate(locks, name);
+    const again = await locks.tryAcquire(name);
+    expect(again).not.toBeNull();
+    await again!.release();
+    const other = await client({ leaseMs: Number.POSITIVE_INFINITY }).tryAcquire(name);
+    expect(other).not.toBeNull();
+    await other!.release();
+    expect(await objectsOf(name)).toEqual([]);
+    sdk.destroy();
+  });
+
+  test('a creator that stops contending deletes it again in the background: another client gets the lock', async () => {
+    const name = freshName('late-claim-away');
+    const { sdk, locks } = unretried();
+    await claimAppliedLate(locks, name);
+    const lock = await client({ leaseMs: Number.POSITIVE_INFINITY }).acquire(name, { waitMs: 10_000 });
+    expect(lock.isHeld).toBe(true);
+    await lock.release();
+    expect(await objectsOf(name)).toEqual([]);
+    await locks.close();
+    sdk.destroy();
+  }, 20_000);
+
+  test('a renewal applied after its lease was released does not block the lock', async () => {
+    const name = freshName('late-renewal');
+    const { sdk, locks } = unretried();
+    const lock = await locks.acquire(name, { leaseMs: 60_000 });
+    const late = server.faults.applyLate(
+      { op: 'PutObject', key: new RegExp(`^${PREFIX}${name}\\.`), times: 1 },
+      { delayMs: LATE_MS },
+    );
+    // extend(Infinity) uploads a "never" object of the same contender; its answer never comes.
+    await expect(lock.extend(Number.POSITIVE_INFINITY)).rejects.toThrow();
+    expect(late.hits).toBe(1);
+    await lock.release().catch(() => undefined);
+    while (!server.requestLog.some((entry) => entry.fault === 'applyLate' && entry.key?.includes(name))) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const other = await client({ leaseMs: Number.POSITIVE_INFINITY }).acquire(name, { waitMs: 10_000 });
+    expect(other.isHeld).toBe(true);
+    await other.release();
+    await locks.close();
+    sdk.destroy();
+  }, 20_000);
+});
+
 describe('s3ListStore: renewal', () => {
   test('a renewal keeps the place: same created and uuid, later expiry, the old object deleted', async () => {
     const name = freshName('renew');

@@ -22,6 +22,8 @@ export interface Listing {
   all: ListContender[];
   /** Contenders whose lease still runs, in queue order: the first one holds the lock. */
   live: ListContender[];
+  /** Objects of our own contenders that are over, left out of `all` and `live`: nobody's, to delete. */
+  leftOut: string[];
 }
 
 const BODY_CACHE_SIZE = 1000;
@@ -35,6 +37,8 @@ export class ContenderRecords {
     private readonly bucket: ListBucket,
     private readonly retry: RetryPolicy,
     private readonly clock: ResolvedClock,
+    /** Contenders of ours that are over (see WithdrawnContenders): listings leave them out. */
+    private readonly isWithdrawn: (uuid: string) => boolean,
   ) {}
 
   async list(key: string, signal?: AbortSignal): Promise<Listing> {
@@ -74,11 +78,18 @@ export class ContenderRecords {
   }
 
   private listingOf(objectKeys: string[], entries: ListEntry[], now: number): Listing {
-    const all = contendersInOrder(entries);
+    const leftOut: string[] = [];
+    const kept: ListEntry[] = [];
+    for (const entry of entries) {
+      if (this.isWithdrawn(entry.uuid)) leftOut.push(entry.objectKey);
+      else kept.push(entry);
+    }
+    const all = contendersInOrder(kept);
     return {
       objectKeys: new Set(objectKeys),
       all,
       live: all.filter((c) => isLive(c, now, this.clock.toleranceMs)),
+      leftOut,
     };
   }
 

@@ -24,6 +24,7 @@ import { LeftoverObjects } from './leftover-objects.js';
 import type { ListBucket } from './list-bucket.js';
 import { type ContenderBody, encodeContenderBody } from './list-contender-body.js';
 import { entryKey, type ListContender, latestObjectKey } from './list-entries.js';
+import { WithdrawnContenders } from './withdrawn-contenders.js';
 
 export const LIST_DATA_REFUSED =
   'The S3 list strategy keeps no lock record, so it cannot store lock data (update(data), release({ data }), release(key, handle, { data })). Keep the data in your own object or table, or use s3Store (S3 with conditional writes) or dynamoStore, which store data atomically with the lock.';
@@ -49,6 +50,10 @@ export class ListLeaseEngine implements LeaseEngine {
   private readonly records: ContenderRecords;
   /** Our own objects a failed delete left behind, per lock: deleted again on the next request. */
   private readonly leftovers: LeftoverObjects;
+  /** Our contenders that are over: their objects are nobody's, and one uploaded late is deleted again. */
+  private readonly withdrawn: WithdrawnContenders;
+  /** Renewal uploads of a held lease (by lock id) whose answer never came: they may land after it ends. */
+  private readonly unsureRenewals = new Map<string, Set<string>>();
 
   constructor(
     private readonly bucket: ListBucket,
@@ -63,7 +68,10 @@ export class ListLeaseEngine implements LeaseEngine {
     this.clock = environment.clock;
     this.retry = environment.retry;
     this.owner = environment.owner;
-    this.records = new ContenderRecords(bucket, environment.retry, environment.clock);
+    this.withdrawn = new WithdrawnContenders(bucket, environment.clock.time, environment.clock.toleranceMs);
+    this.records = new ContenderRecords(bucket, environment.retry, environment.clock, (uuid) =>
+      this.withdrawn.has(uuid),
+    );
     this.leftovers = new LeftoverObjects(bucket, environment.retry, environment.clock.time);
   }
 
@@ -105,7 +113,7 @@ export class ListLeaseEngine implements LeaseEngine {
   async read(key: string, signal?: AbortSignal): Promise<VersionedRecord | null> {
     // The holder may delete its object between our list and our read: list again then.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const first = (await this.records.list(key, signal)).live[0];
+      const first = (await this.listContenders(key, signal)).live[0];
       if (!first) return null;
       const record = await this.records.recordOf(key, first, signal);
       if (record) return record;
@@ -124,6 +132,7 @@ export class ListLeaseEngine implements LeaseEngine {
    */
   async *list(prefix: string, signal?: AbortSignal): AsyncIterable<ListedLock> {
     const locks = await this.records.listUnder(prefix, signal);
+    for (const { key, listing } of locks) await this.deleteLeftOut(key, listing);
     yield* mapInOrder(locks, LIST_READS_AT_ONCE, async ({ key, listing }): Promise<ListedLock> => {
       const first = listing.live[0];
       if (!first) return { key, current: null };
@@ -162,6 +171,8 @@ export class ListLeaseEngine implements LeaseEngine {
       leaseMs: finite ? leaseMs : null,
     };
     let held = false;
+    /** The upload's answer never came: it may land at any time, also after we deleted it. */
+    let unsure = false;
     try {
       const sentAt = this.clock.time.monotonic();
       contender.firstSentAt ??= sentAt;
@@ -170,13 +181,16 @@ export class ListLeaseEngine implements LeaseEngine {
         this.clock.time,
         () => this.bucket.put(objectKey, encodeContenderBody(body)),
         signal,
-      );
+      ).catch((error: unknown) => {
+        unsure = mayHaveLanded(error);
+        throw error;
+      });
       // Too slow: contenders that listed meanwhile decided without our object. Withdraw.
       if (this.clock.time.now() > created + this.settleMs) return { lease: null, current: null };
       const settledAt = created + this.settleMs + this.clock.toleranceMs;
       const wait = settledAt - this.clock.time.now() + 1;
       if (wait > 0) await sleep(this.clock.time, wait, signal, { keepAlive: true });
-      const listing = await this.records.list(key, signal);
+      const listing = await this.listContenders(key, signal);
       const mine = listing.live.find((c) => c.created === created && c.uuid === uuid);
       if (mine && holdsFirstPlace(listing.live, mine)) {
         held = true;
@@ -190,8 +204,13 @@ export class ListLeaseEngine implements LeaseEngine {
       const holder = listing.live.find((c) => c !== mine);
       return { lease: null, current: holder ? await this.records.recordOf(key, holder, signal) : null };
     } finally {
-      // A loser deletes its own object (also after an error or an abort), so it never blocks others.
-      if (!held) await this.leftovers.deleteQuietly(key, [objectKey]);
+      if (!held) {
+        // A loser deletes its own object (also after an error or an abort), so it never blocks
+        // others; withdrawn first, so that this attempt's object, should it land late, never
+        // blocks this client either, and is deleted again meanwhile.
+        this.withdrawn.withdraw(key, uuid, unsure ? [objectKey] : []);
+        await this.leftovers.deleteQuietly(key, [objectKey]);
+      }
     }
   }
 
@@ -227,7 +246,11 @@ export class ListLeaseEngine implements LeaseEngine {
         this.clock.time,
         () => this.bucket.put(newKey, encodeContenderBody(body)),
         signal,
-      );
+      ).catch((error: unknown) => {
+        // Its answer never came: should it land after the lease ended, it is deleted again then.
+        if (mayHaveLanded(error)) this.unsureRenewalsOf(lease.lockId).add(newKey);
+        throw error;
+      });
       // Landed after the old expiry: a contender may have ignored our object and taken the lock.
       if (holder.expiresAt !== null && this.clock.time.now() > holder.expiresAt) {
         throw new LockLostError(
@@ -235,7 +258,7 @@ export class ListLeaseEngine implements LeaseEngine {
           'the renewal landed after the lease had expired; another contender may have taken the lock meanwhile',
         );
       }
-      const listing = await this.records.list(key, signal);
+      const listing = await this.listContenders(key, signal);
       if (!listing.objectKeys.has(oldKey)) {
         throw new LockLostError(
           key,
@@ -248,6 +271,7 @@ export class ListLeaseEngine implements LeaseEngine {
       }
     } catch (error) {
       if (error instanceof LockLostError) {
+        this.leaseOver(key, lease.lockId);
         await this.leftovers.deleteQuietly(key, [newKey, oldKey]);
       } else if (newKey !== oldKey) {
         this.leftovers.of(key).add(newKey); // may have landed; the old object still keeps our place
@@ -267,7 +291,7 @@ export class ListLeaseEngine implements LeaseEngine {
   async release(lease: LeaseState, data?: { value: unknown }, signal?: AbortSignal): Promise<void> {
     if (data) this.checkData();
     const { key } = lease;
-    const listing = await this.records.list(key, signal);
+    const listing = await this.listContenders(key, signal);
     const group = listing.all.find((c) => c.created === lease.record.token && c.uuid === lease.lockId);
     const mine = listing.live.find((c) => c === group);
     const keptUntilNow =
@@ -278,11 +302,38 @@ export class ListLeaseEngine implements LeaseEngine {
       await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey), signal);
       this.leftovers.of(key).delete(objectKey);
     }
+    this.leaseOver(key, lease.lockId);
     if (loss) throw new LockLostError(key, loss);
   }
 
+  /** A lease of ours ended (released or lost): its objects are nobody's, and its unsure renewals may still land. */
+  private leaseOver(key: string, lockId: string): void {
+    this.withdrawn.withdraw(key, lockId, this.unsureRenewals.get(lockId) ?? []);
+    this.unsureRenewals.delete(lockId);
+  }
+
+  private unsureRenewalsOf(lockId: string): Set<string> {
+    let set = this.unsureRenewals.get(lockId);
+    if (!set) {
+      set = new Set();
+      this.unsureRenewals.set(lockId, set);
+    }
+    return set;
+  }
+
+  /** Lists the contenders of `key`, deleting objects of our own contenders that are over (left out of the listing). */
+  private async listContenders(key: string, signal?: AbortSignal): Promise<Listing> {
+    const listing = await this.records.list(key, signal);
+    await this.deleteLeftOut(key, listing);
+    return listing;
+  }
+
+  private async deleteLeftOut(key: string, listing: Listing): Promise<void> {
+    if (listing.leftOut.length > 0) await this.leftovers.deleteQuietly(key, listing.leftOut);
+  }
+
   async leaseFromHandle(key: string, lockId: string): Promise<LeaseState> {
-    const listing = await this.records.list(key);
+    const listing = await this.listContenders(key);
     const group = listing.all.find((c) => c.uuid === lockId);
     const record = group ? await this.records.recordOf(key, group) : null;
     if (!group || !record) {
@@ -300,13 +351,13 @@ export class ListLeaseEngine implements LeaseEngine {
   }
 
   async forceRelease(key: string): Promise<boolean> {
-    const first = (await this.records.list(key)).live[0];
+    const first = (await this.listContenders(key)).live[0];
     if (!first) return false;
     // The holder may upload a renewal (same created + uuid, new expiry) while we delete: list
     // again until none of its objects is left, so it cannot go on holding the lock.
     for (let round = 0; round < 5; round++) {
       const group =
-        round === 0 ? first : (await this.records.list(key)).all.find((c) => sameContender(c, first));
+        round === 0 ? first : (await this.listContenders(key)).all.find((c) => sameContender(c, first));
       if (!group) return true;
       for (const objectKey of group.objectKeys) {
         await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey));
@@ -336,6 +387,11 @@ export class ListLeaseEngine implements LeaseEngine {
     const who = holder ? holderName(holder) : 'another contender';
     return `${who} now sorts first in the queue (an upload that landed late, or clocks that disagree by more than toleranceMs)`;
   }
+}
+
+/** An upload that failed this way may have been stored, or may still be (its answer never came). */
+function mayHaveLanded(error: unknown): boolean {
+  return !(error instanceof LockStoreError) || error.maybeApplied;
 }
 
 /** The first live contender holds the lock, unless another has the same `created` (no tie may share a token). */
