@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import { newContender } from '../src/engine/lease-engine.js';
 import { LockStoreError, type LockStore } from '../src/index.js';
 import type { LockRecord, WriteCondition } from '../src/store.js';
 import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
@@ -56,4 +57,15 @@ describe('a shortening write the store certainly refused', () => {
     await locks.close();
     expect((await replica(s).inspect('k')).state).toBe('free');
   });
+});
+
+test("a claim after another client's forceRelease reads the record, though this client's own write left it held", async () => {
+  const s = scriptedClients({ leaseMs: FAIL_CLOSED });
+  const a = s.client();
+  const terms = { leaseMs: FAIL_CLOSED };
+  const first = await a.engine.claim('k', newContender('first', terms));
+  expect(first.lease).not.toBeNull();
+  expect(await replica(s).forceRelease('k')).toBe(true);
+  const second = await a.engine.claim('k', newContender('second', terms));
+  expect(second.lease?.lockId).toBe('second');
 });
