@@ -69,3 +69,22 @@ test("a claim after another client's forceRelease reads the record, though this 
   const second = await a.engine.claim('k', newContender('second', terms));
   expect(second.lease?.lockId).toBe('second');
 });
+
+test('forceRelease answered after a lock of its own client took the freed key: that lock keeps it', async () => {
+  const s = scriptedClients({ leaseMs: FAIL_CLOSED });
+  const holder = await replica(s).acquire('k');
+  const a = s.client();
+  s.scripted.nextWrite({ kind: 'slow', ms: 500 }, (record) => record?.holder === null); // the free record
+  const freeing = a.forceRelease('k');
+  await s.time.advance(10); // it has landed; its answer is on its way
+  const taken = await a.tryAcquire('k');
+  expect(taken).not.toBeNull();
+  await s.time.advance(600);
+  expect(await freeing).toBe(true);
+  expect(held(holder)).toBe(true); // (it learns of the forceRelease at its next look)
+  expect(held(taken!)).toBe(true);
+  const info = await replica(s).inspect('k');
+  expect(info.state === 'held' && info.fencingToken).toBe(taken!.fencingToken);
+  await taken!.release();
+  expect((await replica(s).inspect('k')).state).toBe('free');
+});
