@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { newContender } from '../src/engine/lease-engine.js';
-import { LockStoreError, type LockStore } from '../src/index.js';
+import { type Lock, LockStoreError, type LockStore } from '../src/index.js';
 import type { LockRecord, WriteCondition } from '../src/store.js';
 import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
@@ -87,4 +87,47 @@ test('forceRelease answered after a lock of its own client took the freed key: t
   expect(info.state === 'held' && info.fencingToken).toBe(taken!.fencingToken);
   await taken!.release();
   expect((await replica(s).inspect('k')).state).toBe('free');
+});
+
+describe('a release whose earlier attempt with other data landed unseen', () => {
+  /** The release stores D1, its answer and the read-back are lost; then release with D2. */
+  async function releaseTwice(s: ReturnType<typeof scriptedClients>, lock: Lock) {
+    s.scripted.nextWrite({ kind: 'lose-answer' });
+    s.scripted.nextReadFails();
+    await expect(lock.release({ data: 'D1' })).rejects.toMatchObject({ maybeApplied: true });
+    const second = await lock.release({ data: 'D2' }).then(
+      () => 'resolved',
+      () => 'threw',
+    );
+    const info = await replica(s).inspect('k');
+    return { second, data: info.data };
+  }
+
+  test('a lock: the later release stores its data (or throws)', async () => {
+    const s = scriptedClients();
+    const lock = await s.client().acquire('k');
+    const { second, data } = await releaseTwice(s, lock);
+    if (second === 'resolved') expect(data).toBe('D2');
+    expect((await replica(s).inspect('k')).state).toBe('free');
+  });
+
+  test('a hand-over to a local waiter: the later one stores its data (or throws)', async () => {
+    const s = scriptedClients({ localTurnMs: FAIL_CLOSED });
+    const locks = s.client();
+    const first = await locks.acquire('k');
+    let next: Lock | undefined;
+    void locks.acquire('k').then((lock) => (next = lock));
+    await s.time.advance(1);
+    const { second, data } = await releaseTwice(s, first);
+    if (second === 'resolved') expect(data).toBe('D2');
+    await s.time.advance(1);
+    expect(held(next)).toBe(true);
+  });
+
+  test('a slot: the later release stores its data (or throws)', async () => {
+    const s = scriptedClients();
+    const lock = await s.client().acquire('k', { limit: 2 });
+    const { second, data } = await releaseTwice(s, lock);
+    if (second === 'resolved') expect(data).toBe('D2');
+  });
 });

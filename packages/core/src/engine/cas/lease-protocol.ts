@@ -26,7 +26,7 @@ import { KnownRecords } from './known-records.js';
 import { checkStoreLists, listRecords } from './list-records.js';
 import { passLeaseLocally, RESERVED_TOKENS, topUpReserve } from './local-pass.js';
 import { leaseFromRecord, newHolder, ownLease } from './own-lease.js';
-import { writeOwn } from './own-write.js';
+import { storesData, writeOwn } from './own-write.js';
 import { writeResolved } from './resolved-write.js';
 import { claimSlot, slotLease } from './slot-claim.js';
 import { liveSlots, msUntilSlotFree, type SlotParts, SlotSightings } from './slot-claimable.js';
@@ -313,8 +313,8 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
         return record;
       },
       signal,
-      // An earlier attempt of ours that freed the record already did what this one wants.
-      (found) => found.holder === null,
+      // An earlier attempt of ours that freed the record (with this data) already did what this one wants.
+      (found) => found.holder === null && storesData(found, data),
     );
   }
 
@@ -352,7 +352,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
         return record;
       },
       signal,
-      (found) => found.holder?.lockId === next.lockId,
+      (found) => found.holder?.lockId === next.lockId && storesData(found, data),
     );
     // Landed from an earlier attempt: its lease counts from that attempt's send at the latest.
     const leaseStart = earlier ? Math.min(sentAt, next.handOverSentAt) : sentAt;
