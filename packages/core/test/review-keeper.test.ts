@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { newContender } from '../src/engine/lease-engine.js';
-import { type Lock, LockStoreError, type LockStore } from '../src/index.js';
+import { type Lock, type LockStore, LockStoreError } from '../src/index.js';
 import type { LockRecord, WriteCondition } from '../src/store.js';
 import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 

@@ -28,10 +28,7 @@ export async function claimByVersion(
   let current: VersionedRecord | null | undefined;
   if (readFirst) current = undefined;
   else if (known === undefined) current = null;
-  else if (
-    known.lastWriter &&
-    (heldBy(known.current, contender) || isClaimable(parts, key, known.current))
-  ) {
+  else if (known.lastWriter && (heldBy(known.current, contender) || isClaimable(parts, key, known.current))) {
     current = known.current;
   }
   for (let step = 0; step < 3; step++) {
