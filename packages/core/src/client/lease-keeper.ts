@@ -98,10 +98,12 @@ export class LeaseKeeper {
   /**
    * Sends one write that sets the lease to `leaseMs` (a renewal, an update, an extend): from
    * the send on the store may hold that lease, so a shorter one counts at once; on success the
-   * deadline counts from the send; on an unknown outcome the earlier deadline is kept.
+   * deadline counts from the send; on an unknown outcome the earlier deadline is kept; when the
+   * store certainly refused it, the lease it holds is the one before, and so is the deadline.
    */
   async write(leaseMs: number, send: () => Promise<void>): Promise<void> {
     const started = this.time.monotonic();
+    const before = this.deadline;
     this.lowerDeadline(lossDeadline(started, leaseMs, 0));
     this.writesInFlight++;
     try {
@@ -121,6 +123,10 @@ export class LeaseKeeper {
         this.unsure = true;
         this.arm();
         this.lock.leaseOutcome({ outcome: 'unknown' });
+      } else if (this.lock.keeping() && this.deadline < before) {
+        // Certainly not stored (writes run one at a time, so nothing else lowered it meanwhile).
+        this.deadline = before;
+        this.arm();
       }
       throw error;
     } finally {

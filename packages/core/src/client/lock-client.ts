@@ -349,17 +349,21 @@ export class LockClient implements LockHost {
   /** Frees `key` whoever holds it (an operator's tool). The token is kept; a current holder's renewal then fails and its signal aborts. */
   async forceRelease(key: string): Promise<boolean> {
     this.checkKey(key);
+    // Those holding it before the freeing write was sent, and those it freed: a lock acquired
+    // after it landed (before its answer came) holds the key rightly, and keeps it.
+    const before = new Set(this.keys.get(key)?.holders);
     const freed = await this.engine.forceRelease(key);
-    if (!freed) return freed;
+    if (!freed) return false;
     const queue = this.keys.get(key);
     queue?.forceReleased();
     // This client's own holders lost the lock now, not at their next renewal: none of them
     // may pass it on to another caller meanwhile.
     for (const holder of [...(queue?.holders ?? [])]) {
+      if (!before.has(holder) && !freed.has(holder.lease.lockId)) continue;
       holder.markLost(new LockLostError(key, 'forceRelease in this client freed it'));
     }
     queue?.wake();
-    return freed;
+    return true;
   }
 
   /**

@@ -298,11 +298,14 @@ export class Lock<T = unknown> {
       // a throwing hook must not break the client
     }
     this.host.lockEnded(this as Lock<unknown>);
-    // Lost by the clock while a write may still land (or may have landed): once every write
-    // is answered, the client makes sure the record does not stay held by this lock.
+    // The store may still hold this lease: a write of it may still land (or may have landed),
+    // or the lease it last stored never runs out and nothing showed the record taken from it
+    // (lost by the clock while a shortening write was on its way, then refused). Once every
+    // write is answered, the client makes sure the record does not stay held by this lock.
     const keeper = this.keeper;
-    if (keeper.writesInFlight > 0 || keeper.unsure) {
-      const writesDone = this.writes.then(() => keeper.unsure || keeper.landedAfterLoss);
+    const mayStayHeld = () => !Number.isFinite(this.settings.leaseMs) && error.reason !== 'taken';
+    if (keeper.writesInFlight > 0 || keeper.unsure || mayStayHeld()) {
+      const writesDone = this.writes.then(() => keeper.unsure || keeper.landedAfterLoss || mayStayHeld());
       this.host.settleAbandoned(this.key, this.contender(), writesDone);
     }
   }

@@ -147,8 +147,11 @@ export interface LeaseEngine {
    * the handle's: a holder the record shows with a higher one means the lock was passed on.
    */
   leaseFromHandle(key: string, lockId: string, token?: number): Promise<LeaseState>;
-  /** Frees `key` whoever holds it; false when it was free. */
-  forceRelease(key: string): Promise<boolean>;
+  /**
+   * Frees `key` whoever holds it: the lock ids of the acquisitions the freeing write ended
+   * (empty when it replaced an unreadable record), or null when this call freed nothing.
+   */
+  forceRelease(key: string): Promise<ReadonlySet<string> | null>;
   /** Throws LockConfigError when this engine's store cannot list its keys. */
   checkList(): void;
   /**

@@ -22,11 +22,15 @@ export async function claimByVersion(
 ): Promise<ClaimResult> {
   const known = parts.known.get(key);
   // Which request to start with: create when we have never seen the key (fresh keys are the
-  // common case), replace when our own write is the last we know of, otherwise read first.
+  // common case), replace when our own write is the last we know of and left it claimable (or
+  // ours), otherwise read first: a holder we wrote may have been freed since (a forceRelease),
+  // and only a read can tell.
   let current: VersionedRecord | null | undefined;
   if (readFirst) current = undefined;
   else if (known === undefined) current = null;
-  else if (known.lastWriter) current = known.current;
+  else if (known.lastWriter && (heldBy(known.current, contender) || isClaimable(parts, key, known.current))) {
+    current = known.current;
+  }
   for (let step = 0; step < 3; step++) {
     signal?.throwIfAborted();
     if (current === undefined) current = await parts.read(key, signal);

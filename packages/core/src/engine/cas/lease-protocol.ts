@@ -26,11 +26,11 @@ import { KnownRecords } from './known-records.js';
 import { checkStoreLists, listRecords } from './list-records.js';
 import { passLeaseLocally, RESERVED_TOKENS, topUpReserve } from './local-pass.js';
 import { leaseFromRecord, newHolder, ownLease } from './own-lease.js';
-import { writeOwn } from './own-write.js';
+import { storesData, writeOwn } from './own-write.js';
 import { writeResolved } from './resolved-write.js';
 import { claimSlot, slotLease } from './slot-claim.js';
 import { liveSlots, msUntilSlotFree, type SlotParts, SlotSightings } from './slot-claimable.js';
-import { checkSameLimit, isSemaphore, limitOf, semaphoreRecord, slotOf } from './slot-records.js';
+import { checkSameLimit, holdersOf, isSemaphore, limitOf, semaphoreRecord, slotOf } from './slot-records.js';
 import { writeOwnSlot } from './slot-write.js';
 
 /**
@@ -124,20 +124,24 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
   /**
    * Frees `key` whoever holds it, keeping its fencing token. A record that cannot be parsed is
    * replaced by a free one whose token starts above whatever token is still readable in it or
-   * was seen here, so fencing never goes back. True when this call freed it.
+   * was seen here, so fencing never goes back. The lock ids of the holders it freed (none
+   * known for an unreadable record); null when this call freed nothing.
    */
-  async forceRelease(key: string): Promise<boolean> {
-    const ours = new Set<string>();
+  async forceRelease(key: string): Promise<ReadonlySet<string> | null> {
+    // Each freeing write of ours, with the holders of the record it was conditional on.
+    const ours = new Map<string, ReadonlySet<string>>();
     for (let attempt = 0; attempt < 5; attempt++) {
       let current: VersionedRecord | null;
       let version: string;
       let token: number;
       let data: unknown;
       let extensions: LockRecord['extensions'];
+      let holders: ReadonlySet<string> = new Set();
       try {
         current = await this.read(key);
-        if (!current?.record.holder) return current !== null && ours.has(current.record.writeId);
+        if (!current?.record.holder) return (current && ours.get(current.record.writeId)) ?? null;
         ({ version } = current);
+        holders = new Set(holdersOf(current.record).map((holder) => holder.lockId));
         token = Math.max(current.record.token, this.known.tokenFloor(key));
         data = current.record.data;
         extensions = current.record.extensions;
@@ -150,7 +154,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       const record: LockRecord = { token, holder: null, writeId: this.clock.time.randomId() };
       if (data !== undefined) record.data = data;
       if (extensions !== undefined) record.extensions = extensions;
-      ours.add(record.writeId);
+      ours.set(record.writeId, holders);
       const written = await writeResolved(
         this,
         key,
@@ -159,7 +163,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
         (found) => ours.has(found.writeId),
         undefined,
       );
-      if (written.ok) return true;
+      if (written.ok) return ours.get(written.found?.writeId ?? record.writeId)!;
     }
     throw new LockStoreError(`forceRelease("${key}") kept losing races with other writers; try again.`, {
       retryable: true,
@@ -309,8 +313,8 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
         return record;
       },
       signal,
-      // An earlier attempt of ours that freed the record already did what this one wants.
-      (found) => found.holder === null,
+      // An earlier attempt of ours that freed the record (with this data) already did what this one wants.
+      (found) => found.holder === null && storesData(found, data),
     );
   }
 
@@ -348,7 +352,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
         return record;
       },
       signal,
-      (found) => found.holder?.lockId === next.lockId,
+      (found) => found.holder?.lockId === next.lockId && storesData(found, data),
     );
     // Landed from an earlier attempt: its lease counts from that attempt's send at the latest.
     const leaseStart = earlier ? Math.min(sentAt, next.handOverSentAt) : sentAt;

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { LockRecord, VersionedRecord } from '../../contract/lock-record.js';
 import { holderName, LockLostError } from '../../shared/errors.js';
 import type { LeaseState } from '../lease-engine.js';
@@ -46,12 +47,13 @@ export async function writeOwn(
     }
     const holderId = current?.record.holder?.lockId;
     // (Releases and hand-overs only.) Our own hand-over that landed unseen, to a waiter that
-    // is not the one this write is for:
-    // that waiter left (it is never given a lock while this lease is being written), so the
-    // record is still ours to release or hand on.
+    // is not the one this write is for (that waiter left: it is never given a lock while this
+    // lease is being written), or our own release that landed unseen with other data than
+    // this write stores: nobody wrote since, so the record is still ours to write.
     const ownHandOver =
       done !== undefined && holderId !== undefined && lease.handedTo?.has(holderId) === true;
-    if (!ourWrite || (holderId !== lease.lockId && !ownHandOver)) {
+    const ownRelease = done !== undefined && ourWrite && current.record.holder === null;
+    if (!ourWrite || (holderId !== lease.lockId && !ownHandOver && !ownRelease)) {
       throw new LockLostError(lease.key, describeLoss(current, ourWrite), { maybeApplied: unsure });
     }
     lease.version = current.version;
@@ -60,6 +62,14 @@ export async function writeOwn(
   throw new LockLostError(lease.key, 'the record kept changing under our own writes', {
     maybeApplied: unsure,
   });
+}
+
+/**
+ * Whether `found`, an earlier write of ours that landed unseen, already stores the data a later
+ * write asks for (any data when it asks for none): only then did it do what that write wants.
+ */
+export function storesData(found: LockRecord, data: { value: unknown } | undefined): boolean {
+  return data === undefined || isDeepStrictEqual(found.data, data.value);
 }
 
 export function trimWriteIds(lease: LeaseState): void {

@@ -3,6 +3,7 @@ import { LockLostError, LockStoreError } from '../../shared/errors.js';
 import { backoffMs } from '../../shared/retry.js';
 import { sleep } from '../../shared/sleep.js';
 import type { LeaseState } from '../lease-engine.js';
+import { storesData } from './own-write.js';
 import { writeResolved } from './resolved-write.js';
 import type { SlotParts } from './slot-claimable.js';
 import { holdersOf, limitOf, semaphoreRecord, slotOf, slotView } from './slot-records.js';
@@ -43,8 +44,9 @@ export async function writeOwnSlot(
       keep(lease, seen.version, seen.record);
     }
     const base = lease.shared!;
-    const slot = slotOf(base, lease.lockId)!;
-    const { slot: next, data } = change(slot);
+    // Absent only when going on from a release of ours that landed unseen (below).
+    const slot = slotOf(base, lease.lockId);
+    const { slot: next, data } = change(slot!);
     const others = holdersOf(base).filter((holder) => holder.lockId !== lease.lockId);
     const record = semaphoreRecord(
       base,
@@ -56,7 +58,7 @@ export async function writeOwnSlot(
     if (data) record.data = data.value;
     lease.writeIds.add(record.writeId);
     if (next) lease.writeIds.add(next.writeId);
-    trimSlotWriteIds(lease, slot.writeId);
+    trimSlotWriteIds(lease, slot?.writeId);
     const isOurs = (found: LockRecord) =>
       next ? slotOf(found, lease.lockId)?.writeId === next.writeId : found.writeId === record.writeId;
     const written = await writeResolved(parts, lease.key, record, { version: lease.version }, isOurs, signal);
@@ -73,8 +75,13 @@ export async function writeOwnSlot(
     const current = written.current === undefined ? await parts.read(lease.key, signal) : written.current;
     const ours = slotOf(current?.record, lease.lockId);
     if (!current || !ours || !lease.writeIds.has(ours.writeId)) {
-      // A release of ours that landed unseen did what this release wants.
-      if (!next && current && !ours && lease.writeIds.has(current.record.writeId)) return;
+      // A release of ours that landed unseen did what this release wants, unless it stored
+      // other data: nobody wrote since, so this release goes on from that record.
+      if (!next && current && !ours && lease.writeIds.has(current.record.writeId)) {
+        if (storesData(current.record, data)) return;
+        keep(lease, current.version, current.record);
+        continue;
+      }
       throw new LockLostError(
         lease.key,
         !current
@@ -98,7 +105,7 @@ export async function writeOwnSlot(
  * Keeps the lease's write ids bounded, never dropping `current`: the write id our slot has in
  * the record as we last knew it, by which the next write recognises the slot as still ours.
  */
-function trimSlotWriteIds(lease: LeaseState, current: string): void {
+function trimSlotWriteIds(lease: LeaseState, current: string | undefined): void {
   for (const id of lease.writeIds) {
     if (lease.writeIds.size <= MAX_WRITE_IDS) return;
     if (id !== current) lease.writeIds.delete(id);

@@ -350,15 +350,16 @@ export class ListLeaseEngine implements LeaseEngine {
     };
   }
 
-  async forceRelease(key: string): Promise<boolean> {
+  async forceRelease(key: string): Promise<ReadonlySet<string> | null> {
     const first = (await this.listContenders(key)).live[0];
-    if (!first) return false;
+    if (!first) return null;
+    const freed: ReadonlySet<string> = new Set([first.uuid]);
     // The holder may upload a renewal (same created + uuid, new expiry) while we delete: list
     // again until none of its objects is left, so it cannot go on holding the lock.
     for (let round = 0; round < 5; round++) {
       const group =
         round === 0 ? first : (await this.listContenders(key)).all.find((c) => sameContender(c, first));
-      if (!group) return true;
+      if (!group) return freed;
       for (const objectKey of group.objectKeys) {
         await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey));
       }
