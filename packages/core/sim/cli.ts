@@ -327,7 +327,7 @@ async function main(): Promise<void> {
     const { from, source } = exploreStart(args);
     args.exploreFrom = from;
     console.log(
-      `sim: fixed seeds ${args.from}..${args.from + args.seeds - 1}; exploring seeds ${from}..${from + args.explore - 1} from ${source} (replay one with pnpm sim --seed S)`,
+      `sim: ${args.seeds > 0 ? `fixed seeds ${args.from}..${args.from + args.seeds - 1}` : 'no fixed seeds'}; exploring seeds ${from}..${from + args.explore - 1} from ${source} (replay one with pnpm sim --seed S)`,
     );
   }
   const workers = Math.max(1, Math.min(args.workers || 1, seedList(args).length));
