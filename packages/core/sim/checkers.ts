@@ -1,4 +1,4 @@
-import type { Lock } from '../src/client/lock.js';
+import { inspectLock, type Lock, type LockInspection } from '../src/client/lock.js';
 import type { LockRecord, SlotHolder } from '../src/contract/lock-record.js';
 import { RESERVED_TOKENS } from '../src/engine/cas/local-pass.js';
 import { holdersOf, isSemaphore, limitOf } from '../src/engine/cas/slot-records.js';
@@ -69,6 +69,12 @@ export interface CheckerSettings {
   ignore?: RegExp | undefined;
 }
 
+/**
+ * Hand-outs of one kind (lock or semaphore slot) in a seed from which its exclusion check must
+ * have seen a live holder of that kind at least once (see `finish`).
+ */
+const VACUITY_MIN_HAND_OUTS = 10;
+
 /** Slack added to every bound: scheduling granularity, a request round trip, a retry. */
 const MARGIN_MS = 1000;
 /** Longest pause core's retry policy takes between two tries (the sim's clients: maxMs up to 2 s). */
@@ -99,6 +105,11 @@ export class Checker {
   /** Violations matched by `settings.ignore`. */
   ignored = 0;
   readonly resource = new FencedResource();
+  /**
+   * What the exclusion check had to look at, by kind of key (`lock`, `semaphore`): Locks handed
+   * to user code, and live holders it counted after a step (one per holder per step).
+   */
+  readonly seen = { handed: { lock: 0, semaphore: 0 }, live: { lock: 0, semaphore: 0 } };
   private readonly live: HandedLock[] = [];
   /**
    * Handed locks by lock id. A stored lease is named by its lock id: a client passes it among
@@ -229,6 +240,7 @@ export class Checker {
       );
     }
     this.handedLockIds.add(lockId);
+    this.seen.handed[kindOf(this.limitOf(lock.key))]++;
     if (options.lockAtLeast) this.lockAtLeastIds.add(lockId);
     this.live.push(entry);
     const same = this.byLockId.get(lockId);
@@ -640,8 +652,28 @@ export class Checker {
       for (const other of holders) if (other.key === entry.key) same++;
       if (same >= limit) this.tooManyHolders(entry, holders, limit);
       holders.push(entry);
+      this.seen.live[kindOf(limit)]++;
     }
     this.live.length = write;
+  }
+
+  /**
+   * The run is over: a check that saw nothing checked nothing. Where the clocks let the
+   * exclusion check run and user code got locks of a kind, it must have counted live holders of
+   * that kind. A check whose view of lock state went blind (a field renamed under a cast, a
+   * state never 'held') would otherwise pass every seed; this makes it fail the first one.
+   */
+  finish(): void {
+    if (!this.settings.exclusionChecked) return;
+    for (const kind of ['lock', 'semaphore'] as const) {
+      if (this.seen.handed[kind] < VACUITY_MIN_HAND_OUTS) continue;
+      this.checks++;
+      if (this.seen.live[kind] > 0) continue;
+      this.fail(
+        'vacuous',
+        `user code got ${this.seen.handed[kind]} ${kind === 'lock' ? 'locks' : 'semaphore slots'}, and the exclusion check never saw one of them live: it is looking at nothing`,
+      );
+    }
   }
 
   /**
@@ -692,13 +724,10 @@ export class Checker {
     const timeouts = 2 * this.settings.requestTimeoutMs;
     // The lock's settings as they are now: extend() may have turned a fail-closed lock into a
     // renewed one, or the other way round.
-    const live = (
-      entry.lock as unknown as { settings?: { leaseMs?: number | null; heartbeatMs?: number | false } }
-    ).settings;
-    const failClosed =
-      live?.leaseMs === undefined ? entry.leaseMs === 0 : !Number.isFinite(live.leaseMs ?? NaN);
-    const leaseMs = Math.max(entry.leaseMs, failClosed ? 0 : (live?.leaseMs ?? 0));
-    const heartbeatMs = live?.heartbeatMs ?? entry.heartbeatMs;
+    const live = inspectLock(entry.lock);
+    const failClosed = !Number.isFinite(live.leaseMs);
+    const leaseMs = Math.max(entry.leaseMs, failClosed ? 0 : live.leaseMs);
+    const heartbeatMs = live.heartbeatMs;
     let deadline = Number.POSITIVE_INFINITY;
     if (!failClosed) deadline = takenAt + leaseMs;
     if (heartbeatMs !== false && !failClosed) {
@@ -773,6 +802,10 @@ export class Checker {
 
 const NO_HOLDERS: readonly SlotHolder[] = [];
 
+function kindOf(limit: number): 'lock' | 'semaphore' {
+  return limit === 1 ? 'lock' : 'semaphore';
+}
+
 /** A lease taken away on purpose: its lock id's Locks with tokens from `from` to `to`. */
 interface TakeAway {
   at: number;
@@ -796,9 +829,7 @@ function describeHolder(entry: HandedLock): string {
 /** How a data write's failure counts: may it have landed? */
 export function dataOutcomeOf(error: unknown): DataOutcome {
   if (error instanceof LockStoreError && error.maybeApplied) return 'unknown';
-  if (error instanceof LockLostError && (error as { maybeApplied?: boolean }).maybeApplied === true) {
-    return 'unknown';
-  }
+  if (error instanceof LockLostError && error.maybeApplied) return 'unknown';
   return 'not-applied';
 }
 
@@ -807,13 +838,13 @@ export function stillHeldState(lock: Lock<unknown>): boolean {
   return lockState(lock) === 'held';
 }
 
-function lockState(lock: Lock<unknown>): string {
-  return (lock as unknown as { state: string }).state;
+function lockState(lock: Lock<unknown>): LockInspection['phase'] {
+  return inspectLock(lock).phase;
 }
 
 /** Its release failed and is retried in the background (core's own internal view). */
 function releasePending(lock: Lock<unknown>): boolean {
-  return (lock as unknown as { releasePending: boolean }).releasePending === true;
+  return inspectLock(lock).releasePending;
 }
 
 function dataId(data: unknown): number {

@@ -1,26 +1,43 @@
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { reportUnhandled, runSeed, type SeedResult } from './run-seed.js';
 import { addStats, emptyStats, type SimStats, totalOps } from './stats.js';
 
 /**
- * `pnpm sim [--seeds N] [--from F] [--seed S] [--minutes M] [--workers W] [--ci] [--trace] [--json]
- *   [--keep-going] [--skip FILE] [--ignore REGEX]` (see sim/README.md)
+ * `pnpm sim [--seeds N] [--from F] [--explore N] [--explore-from F] [--seed S] [--minutes M]
+ *   [--workers W] [--ci] [--trace] [--json] [--keep-going] [--skip FILE] [--ignore REGEX]`
+ * (see sim/README.md)
  *
  * Runs seeds until one fails (then prints the violation, a one-line replay command and the
  * trace that led there, and exits 1) or all pass (then prints what was covered).
- * `--ci` is the budget `pnpm test` runs: CI_SEEDS seeds of CI_MINUTES simulated minutes over
- * two worker processes, and it fails unless that covered a million lock operations.
+ * `--ci` is the budget `pnpm test` runs: the fixed seeds 1..CI_SEEDS and CI_EXPLORE exploring
+ * seeds new with every commit, CI_MINUTES simulated minutes each, over two worker processes;
+ * it fails unless that covered a million lock operations.
  */
 const CI_SEEDS = 500;
+const CI_EXPLORE = 200;
 const CI_MINUTES = 2;
 const CI_MIN_OPS = 1_000_000;
 const TRACE_TAIL = 200;
+/**
+ * Exploring seeds start somewhere in [EXPLORE_BASE, EXPLORE_BASE + EXPLORE_SPAN): far above
+ * any fixed range, and below 2^32, where the seed's bits stop mattering (rng.ts).
+ */
+const EXPLORE_BASE = 1_000_000;
+const EXPLORE_SPAN = 2_000_000_000;
+/** Overrides where the exploring seeds start (a number), e.g. to rerun another commit's. */
+const EXPLORE_ENV = 'LATCH_SIM_EXPLORE_FROM';
 
 interface Args {
   seeds: number;
   from: number;
+  /** Exploring seeds run after the fixed ones: how many, and the first (undefined: derived). */
+  explore: number;
+  exploreFrom: number | undefined;
+  /** These seeds, in this order, instead of the ranges (the mutant script's subset). */
+  list: number[] | undefined;
   seed: number | undefined;
   minutes: number;
   workers: number;
@@ -42,6 +59,9 @@ function parseArgs(argv: string[]): Args {
   const args: Args = {
     seeds: 20,
     from: 1,
+    explore: 0,
+    exploreFrom: undefined,
+    list: undefined,
     seed: undefined,
     minutes: CI_MINUTES,
     workers: 0,
@@ -75,6 +95,15 @@ function parseArgs(argv: string[]): Args {
         break;
       case '--from':
         args.from = Math.floor(number(flag, value()));
+        break;
+      case '--explore':
+        args.explore = Math.floor(number(flag, value()));
+        break;
+      case '--explore-from':
+        args.exploreFrom = Math.floor(number(flag, value()));
+        break;
+      case '--list':
+        args.list = (value() ?? '').split(',').map((seed) => Math.floor(number(flag, seed)));
         break;
       case '--seed':
         args.seed = Math.floor(number(flag, value()));
@@ -117,7 +146,7 @@ function parseArgs(argv: string[]): Args {
       default:
         console.error(`sim: unknown argument ${arg}`);
         console.error(
-          'usage: pnpm sim [--seeds N] [--from F] [--seed S] [--minutes M] [--workers W] [--ci] [--trace] [--json] [--keep-going] [--skip FILE] [--ignore REGEX]',
+          'usage: pnpm sim [--seeds N] [--from F] [--explore N] [--explore-from F] [--list S,S] [--seed S] [--minutes M] [--workers W] [--ci] [--trace] [--json] [--keep-going] [--skip FILE] [--ignore REGEX]',
         );
         process.exit(2);
     }
@@ -126,9 +155,52 @@ function parseArgs(argv: string[]): Args {
     // The budget, unless the command line overrides a part of it (the mutant script may).
     if (!given.has('--seeds')) args.seeds = CI_SEEDS;
     if (!given.has('--minutes')) args.minutes = CI_MINUTES;
+    if (!given.has('--explore')) args.explore = CI_EXPLORE;
     if (args.workers === 0) args.workers = 2;
   }
   return args;
+}
+
+/**
+ * Where this run's exploring seeds start, and why there: --explore-from, else $LATCH_SIM_EXPLORE_FROM,
+ * else a hash of the commit checked out (every push explores new ground, and a rerun of one
+ * commit runs the same seeds), else of today's UTC date when git is not there.
+ */
+function exploreStart(args: Args): { from: number; source: string } {
+  if (args.exploreFrom !== undefined) return { from: args.exploreFrom, source: '--explore-from' };
+  const env = process.env[EXPLORE_ENV];
+  if (env !== undefined && env !== '') {
+    const n = Number(env);
+    if (!Number.isSafeInteger(n) || n < 0) {
+      console.error(`sim: ${EXPLORE_ENV} needs a non-negative integer, got ${env}`);
+      process.exit(2);
+    }
+    return { from: n, source: `$${EXPLORE_ENV}` };
+  }
+  let basis: string;
+  let source: string;
+  try {
+    basis = execFileSync('git', ['rev-parse', 'HEAD'], {
+      cwd: fileURLToPath(new URL('.', import.meta.url)),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    source = `commit ${basis.slice(0, 12)}`;
+  } catch {
+    basis = new Date().toISOString().slice(0, 10);
+    source = `date ${basis} (no git commit found)`;
+  }
+  const hash = createHash('sha256').update(basis).digest().readUInt32BE(0);
+  return { from: EXPLORE_BASE + (hash % EXPLORE_SPAN), source };
+}
+
+/** Every seed of the run in order: the fixed range, then the exploring one. */
+function seedList(args: Args): number[] {
+  if (args.list) return args.list;
+  const seeds: number[] = [];
+  for (let i = 0; i < args.seeds; i++) seeds.push(args.from + i);
+  for (let i = 0; i < args.explore; i++) seeds.push(args.exploreFrom! + i);
+  return seeds;
 }
 
 /** A failing seed as the parent learns it. */
@@ -180,6 +252,9 @@ function summary(stats: SimStats, wallMs: number, workers: number): string {
     `store requests:         ${stats.storeRequests}`,
     `fault events:           ${faults} (${byKind(stats.faults)})`,
     `local passes:           ${byKind(stats.coverage)}`,
+    `exclusion looked at:    ${Object.entries(stats.seen)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
     `checks made:            ${stats.checks}${stats.ignored ? ` (${stats.ignored} violations passed over by --ignore)` : ''}`,
     `events run:             ${stats.steps}`,
     `simulated time:         ${(stats.simulatedMs / 60_000).toFixed(1)} min`,
@@ -190,9 +265,11 @@ function summary(stats: SimStats, wallMs: number, workers: number): string {
 /** Runs this process's share of seeds; `onSeed` gets each result; stops at the first violation. */
 async function runSeeds(args: Args, onSeed: (result: SeedResult) => void): Promise<SeedResult | undefined> {
   const skip = new Set<number>(args.skip ? JSON.parse(readFileSync(args.skip, 'utf8')) : []);
-  for (let i = args.offset; i < args.seeds; i += args.stride) {
-    if (skip.has(args.from + i)) continue;
-    const result = await runSeed(args.from + i, { minutes: args.minutes, ignore: ignoreOf(args) });
+  const seeds = seedList(args);
+  for (let i = args.offset; i < seeds.length; i += args.stride) {
+    const seed = seeds[i]!;
+    if (skip.has(seed)) continue;
+    const result = await runSeed(seed, { minutes: args.minutes, ignore: ignoreOf(args) });
     onSeed(result);
     if (result.violation && args.keepGoing) {
       console.log(`seed ${result.seed}: ${result.violation.check}: ${result.violation.message}`);
@@ -246,7 +323,14 @@ async function main(): Promise<void> {
     return;
   }
 
-  const workers = Math.max(1, Math.min(args.workers || 1, args.seeds));
+  if (args.explore > 0 && !args.list) {
+    const { from, source } = exploreStart(args);
+    args.exploreFrom = from;
+    console.log(
+      `sim: ${args.seeds > 0 ? `fixed seeds ${args.from}..${args.from + args.seeds - 1}` : 'no fixed seeds'}; exploring seeds ${from}..${from + args.explore - 1} from ${source} (replay one with pnpm sim --seed S)`,
+    );
+  }
+  const workers = Math.max(1, Math.min(args.workers || 1, seedList(args).length));
   const total = emptyStats();
   let failure: Failure | undefined;
   if (workers === 1) {
@@ -299,6 +383,9 @@ function runWorkers(args: Args, workers: number, total: SimStats): Promise<Failu
           '--worker',
           `--seeds=${args.seeds}`,
           `--from=${args.from}`,
+          `--explore=${args.explore}`,
+          ...(args.list ? [`--list=${args.list.join(',')}`] : []),
+          ...(args.explore > 0 ? [`--explore-from=${args.exploreFrom}`] : []),
           `--minutes=${args.minutes}`,
           `--stride=${workers}`,
           `--offset=${k}`,

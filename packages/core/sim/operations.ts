@@ -1,5 +1,5 @@
 import type { Campaign } from '../src/client/campaign.js';
-import type { Lock } from '../src/client/lock.js';
+import { inspectLock, type Lock } from '../src/client/lock.js';
 import type { AcquireOptions } from '../src/client/lock-options.js';
 import type { LockSet } from '../src/client/lock-set.js';
 import { LockConfigError, LockStoreError } from '../src/shared/errors.js';
@@ -491,9 +491,8 @@ export class Workload {
     options: AcquireOptions,
     when: { resumeStartedAt?: number; startFloor?: number } = {},
   ): HandedLock {
-    const settings = (lock as unknown as { settings?: { heartbeatMs?: number | false } }).settings;
     const entry = this.run.checker.handed(lock, client, via, {
-      heartbeatMs: settings?.heartbeatMs ?? false,
+      heartbeatMs: inspectLock(lock).heartbeatMs,
       lockAtLeast: options.lockAtLeastMs !== undefined,
       ...when,
     });

@@ -426,10 +426,17 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
     checker.afterStep();
   }
   await settle(true);
+  checker.finish();
   current = undefined;
   stats.checks = checker.checks;
   stats.ignored = checker.ignored;
   stats.coverage = { ...checker.coverage };
+  stats.seen = {
+    'locks handed': checker.seen.handed.lock,
+    'live lock holders': checker.seen.live.lock,
+    'slots handed': checker.seen.handed.semaphore,
+    'live slot holders': checker.seen.live.semaphore,
+  };
   stats.steps = world.steps;
   stats.simulatedMs = world.now;
   return { seed, config, stats, violation: checker.violation, trace };

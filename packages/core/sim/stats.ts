@@ -24,6 +24,11 @@ export interface SimStats {
    * hand-overs written after the handing lock's handle was read (`handedOverAfterHandleRead`).
    */
   coverage: Record<string, number>;
+  /**
+   * What the exclusion check looked at: Locks and semaphore slots handed to user code, and live
+   * holders of each counted after a step (the vacuity guard fails a seed that saw none).
+   */
+  seen: Record<string, number>;
 }
 
 export function emptyStats(): SimStats {
@@ -38,6 +43,7 @@ export function emptyStats(): SimStats {
     exclusionSkipped: 0,
     ignored: 0,
     coverage: {},
+    seen: {},
   };
 }
 
@@ -56,6 +62,7 @@ export function addStats(into: SimStats, from: SimStats): void {
   into.exclusionSkipped += from.exclusionSkipped;
   into.ignored += from.ignored;
   for (const [k, v] of Object.entries(from.coverage ?? {})) bump(into.coverage, k, v);
+  for (const [k, v] of Object.entries(from.seen ?? {})) bump(into.seen, k, v);
 }
 
 export function totalOps(stats: SimStats): number {

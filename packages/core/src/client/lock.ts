@@ -65,11 +65,46 @@ export interface LockSettings extends KeepingTerms {
 type LockState = 'held' | 'releasing' | 'released' | 'lost';
 
 /**
+ * @internal A lock as its own code sees it, read through `inspectLock` by the simulator's
+ * checkers and by tests. Not exported from any entry point.
+ */
+export interface LockInspection {
+  /** Its state: 'held' until released or lost (not `isHeld`'s deadline-aware view). */
+  readonly phase: LockState;
+  /** Its release failed and is being retried in the background. */
+  readonly releasePending: boolean;
+  /** The lease it keeps now (extend may change it); Infinity: fail-closed. */
+  readonly leaseMs: number;
+  /** Its renewal interval now, or false for none. */
+  readonly heartbeatMs: number | false;
+}
+
+let inspect: (lock: Lock<unknown>) => LockInspection;
+
+/**
+ * @internal The typed seam into a lock's private state: checks read it here, never through a
+ * cast, so that renaming a field breaks the build instead of silently blinding a check.
+ */
+export function inspectLock(lock: Lock<unknown>): LockInspection {
+  return inspect(lock);
+}
+
+/**
  * A held lock: the handle a caller holds. Its lease keeper renews the lease in the background
  * (never keeping the process alive); `signal` aborts with a LockLostError as soon as this
  * holder can no longer be sure it holds it. The lock orders its writes, and owns release.
  */
 export class Lock<T = unknown> {
+  static {
+    // Inside the class, so that it reads private fields by name, checked by the compiler.
+    inspect = (lock) => ({
+      phase: lock.state,
+      releasePending: lock.releasePending,
+      leaseMs: lock.settings.leaseMs,
+      heartbeatMs: lock.settings.heartbeatMs,
+    });
+  }
+
   readonly key: string;
   readonly owner: string;
   /**
