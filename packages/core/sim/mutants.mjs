@@ -106,7 +106,7 @@ const MUTANTS = [
     file: 'src/engine/cas/resolved-write.ts',
     search: '    throw stillUnknown(key, unsure ?? error, error);\n',
     replace: '    throw error;\n',
-    subset: { check: 'data', seeds: [8] },
+    subset: { check: 'data', seeds: [13, 8] },
   },
   {
     name: 'review 2b: record unchanged after a timeout taken as not applied',
