@@ -607,9 +607,7 @@ export class LockClient implements LockHost {
       this.settleAbandoned(key, contender);
       throw error;
     }
-    const lock = queue.hold(lease, settings, { forced });
-    if (!lock) this.forgetIfIdle(queue);
-    return lock;
+    return queue.hold(lease, settings, { forced });
   }
 
   private wait(
