@@ -37,6 +37,8 @@ export interface HandedLock {
   takenAwayAt: number | undefined;
   /** The process's paused time when it was taken away (pauses extend the abort bound). */
   pausedAtTakeAway: number;
+  /** Taken away by a write that freed its lease: that write's process. */
+  freedBy?: string | undefined;
   /** Longest finite lease this lock was given (0: fail-closed from the start). */
   leaseMs: number;
   /** Its heartbeat interval, or false. */
@@ -121,6 +123,8 @@ export class Checker {
   private readonly byLockId = new Map<string, HandedLock[]>();
   private seq = 0;
   private readonly holdersScratch: HandedLock[] = [];
+  /** forceReleases the workload made, by process and key, with when each began and settled. */
+  private readonly forceReleases: OwnForceRelease[] = [];
   /** Take-aways per lock id: the token range of the lease taken away, when, by which process's write. */
   private readonly takeAways = new Map<string, TakeAway[]>();
   /**
@@ -229,6 +233,8 @@ export class Checker {
     if (takenBefore) {
       entry.takenAwayAt = takenBefore.at;
       entry.pausedAtTakeAway = client.process.pausedMs();
+      if (takenBefore.freed) entry.freedBy = takenBefore.by;
+      this.checkOwnForceRelease(entry, takenBefore);
     }
     // A lock whose handle was read is handed on with a write (a new lease): a Lock sharing its
     // lease object got it by a local pass, which a release or resume by that handle would take
@@ -617,7 +623,60 @@ export class Checker {
       if (!freed && entry.client.process.id === by) continue; // the resumer keeps it
       entry.takenAwayAt = this.world.now;
       entry.pausedAtTakeAway = entry.client.process.pausedMs();
+      if (freed) entry.freedBy = by;
     }
+  }
+
+  // ---- forceRelease in a holder's own client ----------------------------------------------
+
+  /** A forceRelease of `key` began in `process` (the workload calls it; it reports when it settled). */
+  forceReleaseBegan(process: string, key: string): OwnForceRelease {
+    const forcing: OwnForceRelease = { process, key, began: this.world.now, ended: undefined };
+    this.forceReleases.push(forcing);
+    return forcing;
+  }
+
+  /**
+   * A forceRelease returned or threw. The core README: a forceRelease in the holder's own client
+   * ends its locks at once, whatever its outcome: by now no Lock of that client whose lease a
+   * write of that process freed meanwhile may still be held.
+   */
+  forceReleaseSettled(forcing: OwnForceRelease): void {
+    forcing.ended = this.world.now;
+    for (const entry of this.live) {
+      if (entry.key !== forcing.key || entry.client.process.id !== forcing.process) continue;
+      if (entry.client.process.crashed || entry.freedBy !== forcing.process) continue;
+      if (entry.takenAwayAt === undefined || entry.takenAwayAt < forcing.began) continue;
+      this.checks++;
+      if (!stillHeldState(entry.lock)) continue;
+      this.fail(
+        'own-force-release',
+        `${describeHolder(entry)} of "${entry.key}" is still held after the forceRelease its own client began at ${forcing.began.toFixed(0)} ms settled, though that freed its lease at ${entry.takenAwayAt.toFixed(0)} ms`,
+      );
+    }
+  }
+
+  /**
+   * A Lock handed to user code, still held, whose lease a forceRelease of its own client freed
+   * before it was handed: a claim (or a resume's renewal) of that client answered after the
+   * forceRelease began must not become a live Lock.
+   */
+  private checkOwnForceRelease(entry: HandedLock, taken: TakeAway): void {
+    const process = entry.client.process.id;
+    if (!taken.freed || taken.by !== process) return;
+    const during = this.forceReleases.some(
+      (f) =>
+        f.process === process &&
+        f.key === entry.key &&
+        f.began <= taken.at &&
+        (f.ended === undefined || taken.at <= f.ended),
+    );
+    this.checks++;
+    if (!during || !stillHeldState(entry.lock) || entry.signal.aborted) return;
+    this.fail(
+      'own-force-release',
+      `${describeHolder(entry)} of "${entry.key}" was handed to user code held, though a forceRelease of its own client had freed its lease at ${taken.at.toFixed(0)} ms`,
+    );
   }
 
   // ---- every step ------------------------------------------------------------------------
@@ -804,6 +863,14 @@ const NO_HOLDERS: readonly SlotHolder[] = [];
 
 function kindOf(limit: number): 'lock' | 'semaphore' {
   return limit === 1 ? 'lock' : 'semaphore';
+}
+
+/** One forceRelease call of the workload: in which process, of which key, from when to when. */
+export interface OwnForceRelease {
+  process: string;
+  key: string;
+  began: number;
+  ended: number | undefined;
 }
 
 /** A lease taken away on purpose: its lock id's Locks with tokens from `from` to `to`. */

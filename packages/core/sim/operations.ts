@@ -53,6 +53,11 @@ export class Workload {
   private readonly rng: Rng;
   /** Whether and when a leader closes its own client: their own stream, so the rest draws as before. */
   private readonly leaderCloses: Rng;
+  /**
+   * Draws for what user code does in the client that holds or claims a key (forceRelease there,
+   * resume there): their own stream, so that the rest of the workload draws what it drew before.
+   */
+  private readonly own: Rng;
   private dataSeq = 0;
   private setSeq = 0;
   private running = true;
@@ -60,6 +65,7 @@ export class Workload {
   constructor(private readonly run: RunContext) {
     this.rng = run.world.stream('workload');
     this.leaderCloses = run.world.stream('leader-closes');
+    this.own = run.world.stream('own-client');
   }
 
   start(): void {
@@ -261,6 +267,7 @@ export class Workload {
     }
     this.op('acquire', client, key, describeOptions(options));
     const { call, startFloor, attempt } = this.startAcquire(client, key, options);
+    this.maybeForceWhileClaiming(client, key);
     attempt.then(
       (lock) => {
         this.settle(call);
@@ -287,6 +294,7 @@ export class Workload {
     } catch (error) {
       attempt = Promise.reject(error);
     }
+    this.maybeForceWhileClaiming(client, key);
     attempt.then(
       (lock) => {
         this.settle(call);
@@ -517,6 +525,8 @@ export class Workload {
     for (let i = 0; i < steps; i++) {
       await client.sleep(holdMs / steps);
       if (!lock.isHeld) break;
+      // An operator's forceRelease in the holder's own process: its locks of the key end at once.
+      if (this.own.chance(0.01)) this.forceRelease(client, entry.key);
       const action = this.rng.weighted({ write: 6, update: 2, extend: 1, readHandle: 0.5 });
       if (action === 'write') {
         if (lock.isHeld) this.run.checker.resourceWrite(entry);
@@ -540,6 +550,7 @@ export class Workload {
     });
     if (end === 'release' || end === 'releaseWithData') await this.release(entry, client, end);
     else if (end === 'releaseByHandle') this.releaseByHandle(entry, client);
+    else if (end === 'resume' && this.own.chance(0.4)) this.resumeHere(entry, client);
     else if (end === 'resume') this.resumeElsewhere(entry, client);
     else this.note(client, entry.key, `abandons ${entry.lockId}`);
   }
@@ -718,6 +729,54 @@ export class Workload {
   }
 
   /**
+   * User code resumes, in the client that holds it, the lock whose handle it has (the job that
+   * resumes ran in the same process): core must not make a second Lock of that acquisition. It
+   * returns the same Lock, which this user code holds on; anything else is a second Lock, and
+   * the exclusion check judges it. Now and then two resumes of the handle race.
+   */
+  private resumeHere(entry: HandedLock, client: SimClient): void {
+    const handle = this.readHandle(entry, client);
+    const { key } = entry.lock;
+    const twice = this.own.chance(0.25);
+    // The Locks these resumes returned (racing ones return one Lock, handed to user code once).
+    const got = new Set<Lock<unknown>>([entry.lock]);
+    client.process.after(this.own.real(0, 50), () => {
+      if (!client.usable) return;
+      for (let n = twice ? 2 : 1; n > 0; n--) {
+        this.op('resumeHere', client, key, entry.lockId);
+        const startedAt = this.run.world.now;
+        let resumed: Promise<Lock<unknown>>;
+        try {
+          resumed = client.client.resume(handle);
+        } catch (error) {
+          resumed = Promise.reject(error);
+        }
+        resumed.then(
+          (lock) => {
+            this.run.checker.checks++;
+            if (lock === entry.lock) {
+              this.note(client, key, `resume here: the same Lock ${entry.lockId}`);
+              if (n === 1) void this.hold(entry, client, true);
+              return;
+            }
+            if (got.has(lock)) {
+              this.note(client, key, 'resume here: the Lock the racing resume returned');
+              return;
+            }
+            got.add(lock);
+            const handed = this.hand(lock, client, 'resume', {}, { resumeStartedAt: startedAt });
+            void this.hold(handed, client, true);
+          },
+          (error) => {
+            this.note(client, key, `resume here failed: ${errorName(error)}`);
+            this.run.checker.typedError('resume', error);
+          },
+        );
+      }
+    });
+  }
+
+  /**
    * The handle of a lock released successfully (with a write, or passed on with none), used by
    * another process to release or resume it: core must refuse, as the acquisition it names
    * ended (released, handed over, or passed on: a handle read after a local pass says so).
@@ -768,6 +827,7 @@ export class Workload {
 
   private forceRelease(client: SimClient, key: string): void {
     this.op('forceRelease', client, key);
+    const forcing = this.run.checker.forceReleaseBegan(client.process.id, key);
     let done: Promise<boolean>;
     try {
       done = client.client.forceRelease(key);
@@ -775,12 +835,27 @@ export class Workload {
       done = Promise.reject(error);
     }
     done.then(
-      (freed) => this.note(client, key, `forceRelease: ${freed ? 'freed' : 'was free'}`),
+      (freed) => {
+        this.note(client, key, `forceRelease: ${freed ? 'freed' : 'was free'}`);
+        this.run.checker.forceReleaseSettled(forcing);
+      },
       (error) => {
         this.note(client, key, `forceRelease failed: ${errorName(error)}`);
         this.run.checker.typedError('forceRelease', error);
+        this.run.checker.forceReleaseSettled(forcing);
       },
     );
+  }
+
+  /**
+   * Now and then, right after a claim of `key` was started in `client`, an operator's
+   * forceRelease of that key in the same client, while the claim is on its way.
+   */
+  private maybeForceWhileClaiming(client: SimClient, key: string): void {
+    if (!this.own.chance(0.03)) return;
+    client.process.after(this.own.real(0, 40), () => {
+      if (client.usable) this.forceRelease(client, key);
+    });
   }
 
   private campaign(client: SimClient, key: string): void {

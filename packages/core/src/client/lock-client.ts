@@ -51,7 +51,8 @@ import {
   startCampaign,
 } from './campaign.js';
 import { setUpClient } from './client-setup.js';
-import { decodeHandle } from './handle.js';
+import { ForceReleases } from './force-releases.js';
+import { decodeHandle, type HandleFields } from './handle.js';
 import { arrivedInTime } from './lease-deadline.js';
 import { checkReleaseOptions, Lock, type LockHost, type LockSettings, type ReleaseOptions } from './lock.js';
 import { describeRecord, type LockInfo } from './lock-info.js';
@@ -89,6 +90,10 @@ export class LockClient implements LockHost {
   private readonly telemetry: LockTelemetry | undefined;
   /** Store work this client started and nobody awaits any more (pollers, late releases): close() waits for it. */
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** This client's forceReleases on their way, and its requests that may win a key meanwhile. */
+  private readonly forceReleases = new ForceReleases();
+  /** The last resume of each acquisition (by lock id) in this client: the next one waits for it. */
+  private readonly resuming = new Map<string, Promise<unknown>>();
   private closing: Promise<void> | undefined;
   /** Aborts (reason: the closed client's error) as close() begins, before it releases anything. */
   private readonly closeStarted = new AbortController();
@@ -294,7 +299,14 @@ export class LockClient implements LockHost {
     }
   }
 
-  /** Takes over the acquisition named by `handle` in this client (renewing it from now on). */
+  /**
+   * Takes over the acquisition named by `handle` in this client, renewing it from now on (its
+   * holder elsewhere learns at its next renewal that it lost it). In the client that holds it
+   * already, returns that same Lock once a renewal confirms it still holds it: one acquisition
+   * is never two Locks here. That Lock keeps its own settings (`heartbeatMs` is not changed);
+   * `onLost` is called too when it is lost. Throws LockNotHeldError when the acquisition ended
+   * (released, passed on, taken over), or is being released in this client.
+   */
   async resume<T = unknown>(handle: string, options: ResumeOptions = {}): Promise<Lock<T>> {
     if (typeof options !== 'object' || options === null)
       throw new LockConfigError(`resume() options must be an object, got ${describe(options)}.`);
@@ -306,64 +318,115 @@ export class LockClient implements LockHost {
       checkDuration('heartbeatMs', options.heartbeatMs); // the rest of the check needs the record's lease
     }
     this.throwIfClosed();
+    // One resume of an acquisition at a time: the next one then finds the Lock it made (two
+    // racing would each renew, and the second renewal takes the lease from under the first Lock).
+    const before = this.resuming.get(fields.lockId);
+    const resumed = before
+      ? before.catch(() => undefined).then(() => this.resumeNow(fields, options))
+      : this.resumeNow(fields, options);
+    this.resuming.set(fields.lockId, resumed);
+    const forget = () => {
+      if (this.resuming.get(fields.lockId) === resumed) this.resuming.delete(fields.lockId);
+    };
+    resumed.then(forget, forget);
     // Tracked like a claim, so that close() waits for it and releases the lock it adopts.
-    return this.track(
-      (async () => {
-        if (fields.passedOn) throw passedOnError(fields.key);
-        const lease = await this.engine.leaseFromHandle(fields.key, fields.lockId, fields.fencingToken);
-        const limit = lease.shared?.limit ?? 1;
-        // Before the renewal: a lease this client could not keep beside its own holders is left as it is.
-        const local = this.keys.get(fields.key);
-        if (local) checkLocalLimit(local, limit);
-        const leaseMs = lease.record.holder!.leaseMs ?? Number.POSITIVE_INFINITY;
-        const settings: LockSettings = {
-          leaseMs,
-          heartbeatMs: resolveHeartbeat(
-            options.heartbeatMs ?? this.settings.heartbeatMs,
-            leaseMs,
-            'heartbeatMs',
-          ),
-          onLost: options.onLost,
-          verifyMs: this.verifyMs,
-        };
-        // Renew at once: our clock starts now, and the record's version moves away from the old process.
-        const terms: Contender['terms'] = limit > 1 ? { leaseMs, limit } : { leaseMs };
-        const contender: Contender = { lockId: lease.lockId, terms, writeIds: lease.writeIds };
-        try {
-          await this.engine.renew(lease, leaseMs);
-        } catch (error) {
-          if (isUnknownOutcome(error)) this.settleAbandoned(fields.key, contender);
-          throw error;
-        }
-        const lock = this.holdWon(lease.key, limit, lease, settings, contender);
-        if (!lock) {
-          this.settleAbandoned(fields.key, contender);
-          throw new LockNotHeldError(fields.key, 'the renewal landed after its lease ran out');
-        }
-        lock.shareHandle(); // its handle is known elsewhere: never passed on without a write
-        return lock as Lock<T>;
-      })(),
-    );
+    return (await this.track(resumed)) as Lock<T>;
   }
 
-  /** Frees `key` whoever holds it (an operator's tool). The token is kept; a current holder's renewal then fails and its signal aborts. */
+  private async resumeNow(fields: HandleFields, options: ResumeOptions): Promise<Lock<unknown>> {
+    if (fields.passedOn) throw passedOnError(fields.key);
+    const local = this.keys.get(fields.key)?.holding(fields.lockId);
+    const same = local && (await this.resumeHeld(local, fields, options));
+    if (same) return same;
+    const lease = await this.engine.leaseFromHandle(fields.key, fields.lockId, fields.fencingToken);
+    const limit = lease.shared?.limit ?? 1;
+    // Before the renewal: a lease this client could not keep beside its own holders is left as it is.
+    const queue = this.keys.get(fields.key);
+    if (queue) checkLocalLimit(queue, limit);
+    const leaseMs = lease.record.holder!.leaseMs ?? Number.POSITIVE_INFINITY;
+    const settings: LockSettings = {
+      leaseMs,
+      heartbeatMs: resolveHeartbeat(options.heartbeatMs ?? this.settings.heartbeatMs, leaseMs, 'heartbeatMs'),
+      onLost: options.onLost,
+      verifyMs: this.verifyMs,
+    };
+    // Renew at once: our clock starts now, and the record's version moves away from the old process.
+    const terms: Contender['terms'] = limit > 1 ? { leaseMs, limit } : { leaseMs };
+    const contender: Contender = { lockId: lease.lockId, terms, writeIds: lease.writeIds };
+    let forced: boolean;
+    try {
+      ({ forced } = await this.forceReleases.send(fields.key, () => this.engine.renew(lease, leaseMs)));
+    } catch (error) {
+      if (isUnknownOutcome(error)) this.settleAbandoned(fields.key, contender);
+      throw error;
+    }
+    const lock = this.holdWon(lease.key, limit, lease, settings, contender, forced);
+    if (!lock) {
+      this.settleAbandoned(fields.key, contender);
+      throw new LockNotHeldError(
+        fields.key,
+        forced
+          ? 'a forceRelease in this client freed it while it was being resumed'
+          : 'the renewal landed after its lease ran out',
+      );
+    }
+    lock.shareHandle(); // its handle is known elsewhere: never passed on without a write
+    return lock;
+  }
+
+  /**
+   * A resume of an acquisition this client holds: the Lock it has, once a renewal confirms that
+   * it still holds it. Undefined when that Lock was taken over elsewhere (a resume in another
+   * process): it is lost now, and this resume takes the acquisition over as any other would.
+   */
+  private async resumeHeld(
+    local: Lock<unknown>,
+    fields: HandleFields,
+    options: ResumeOptions,
+  ): Promise<Lock<unknown> | undefined> {
+    // A later local holder on the same lease (passed on with no write) is not the handle's.
+    if (local.fencingToken !== fields.fencingToken) throw passedOnError(fields.key);
+    if (!local.isHeld) throw new LockNotHeldError(fields.key, 'it is being released in this client');
+    try {
+      await local.renewNow();
+    } catch (error) {
+      if (error instanceof LockLostError && !local.isHeld) return undefined;
+      throw error;
+    }
+    const { onLost } = options;
+    if (onLost) {
+      const { signal } = local;
+      signal.addEventListener('abort', () => onLost(signal.reason as LockLostError), { once: true });
+    }
+    return local;
+  }
+
+  /**
+   * Frees `key` whoever holds it (an operator's tool). The token is kept; a current holder's
+   * renewal then fails and its signal aborts. This client's own locks of the key end at once,
+   * before the request is sent, whatever its outcome; when it fails (it may not have freed the
+   * key), their leases are given back in the background. A claim or resume of this client
+   * answered after it began gives no lock: its lease is given back.
+   */
   async forceRelease(key: string): Promise<boolean> {
     this.checkKey(key);
-    // Those holding it before the freeing write was sent, and those it freed: a lock acquired
-    // after it landed (before its answer came) holds the key rightly, and keeps it.
-    const before = new Set(this.keys.get(key)?.holders);
-    const freed = await this.engine.forceRelease(key);
-    if (!freed) return false;
-    const queue = this.keys.get(key);
-    queue?.forceReleased();
-    // This client's own holders lost the lock now, not at their next renewal: none of them
-    // may pass it on to another caller meanwhile.
-    for (const holder of [...(queue?.holders ?? [])]) {
-      if (!before.has(holder) && !freed.has(holder.lease.lockId)) continue;
-      holder.markLost(new LockLostError(key, 'forceRelease in this client freed it'));
+    const done = this.forceReleases.begin(key);
+    const ended = [...(this.keys.get(key)?.holders ?? [])];
+    try {
+      // Ended now, not at the answer: the free record may land any moment, and none of them
+      // may pass the key on to another caller meanwhile.
+      for (const holder of ended) {
+        holder.markLost(new LockLostError(key, 'a forceRelease in this client freed it'));
+      }
+      return (await this.engine.forceRelease(key)) !== null;
+    } catch (error) {
+      // It may not have freed the key: the locks it ended must not keep it.
+      for (const holder of ended) holder.giveBack();
+      throw error;
+    } finally {
+      done();
+      this.keys.get(key)?.wake(); // its poller waited for this answer
     }
-    queue?.wake();
-    return true;
   }
 
   /**
@@ -503,11 +566,14 @@ export class LockClient implements LockHost {
     const limit = request.contender.terms.limit ?? 1;
     const queue = this.keys.get(key);
     if (queue) checkLocalLimit(queue, limit);
-    // Held or queued here: no request needed.
-    if (queue?.busy) return { holder: queue.holderSummary() };
+    // Held or queued here, or being force-released here (a lease won now would be given back): no request.
+    if (queue?.busy || this.forceReleases.forcing(key)) return { holder: queue?.holderSummary() };
     let result: ClaimResult;
+    let forced: boolean;
     try {
-      result = await this.engine.claim(key, request.contender);
+      ({ value: result, forced } = await this.forceReleases.send(key, () =>
+        this.engine.claim(key, request.contender),
+      ));
     } catch (error) {
       // Nobody will try this claim again: if it landed (or lands later), give it back.
       if (isUnknownOutcome(error)) this.settleAbandoned(key, request.contender);
@@ -520,14 +586,16 @@ export class LockClient implements LockHost {
       this.forgetIfIdle(seen);
       return { holder };
     }
-    const lock = this.holdWon(key, limit, result.lease, request.settings, request.contender);
-    if (!lock) this.settleAbandoned(key, request.contender); // won too late to trust: give it back
+    const lock = this.holdWon(key, limit, result.lease, request.settings, request.contender, forced);
+    if (!lock) this.settleAbandoned(key, request.contender); // not to be trusted: give it back
     return lock ? { lock } : { holder: undefined };
   }
 
   /**
-   * The lock for a lease just won, in the key's queue. When the queue now belongs to another
-   * limit (a call with it came in meanwhile), the lease is given back before the error is thrown.
+   * The lock for a lease just won, in the key's queue; undefined when it cannot be trusted (see
+   * KeyQueue.hold; `forced`: a forceRelease of this client overlapped the request that won it).
+   * When the queue now belongs to another limit (a call with it came in meanwhile), the lease is
+   * given back before the error is thrown.
    */
   private holdWon(
     key: string,
@@ -535,6 +603,7 @@ export class LockClient implements LockHost {
     lease: LeaseState,
     settings: LockSettings,
     contender: Contender,
+    forced: boolean,
   ): Lock<unknown> | undefined {
     let queue: KeyQueue<Lock<unknown>, LockSettings>;
     try {
@@ -543,7 +612,7 @@ export class LockClient implements LockHost {
       this.settleAbandoned(key, contender);
       throw error;
     }
-    return queue.hold(lease, settings);
+    return queue.hold(lease, settings, { forced });
   }
 
   private wait(
@@ -590,6 +659,8 @@ export class LockClient implements LockHost {
       reportsEvents: () => this.onEvent !== undefined,
       report: (event) => this.report(event),
       track: (work) => this.track(work),
+      send: (key, request) => this.forceReleases.send(key, request),
+      forcing: (key) => this.forceReleases.forcing(key),
       settleAbandoned: (key, contender, when) => this.settleAbandoned(key, contender, when),
       createLock: (lease, settings, passedFrom) =>
         passedFrom || arrivedInTime(lease, settings.leaseMs, this.engine.clock.time.monotonic())

@@ -172,6 +172,14 @@ export class Lock<T = unknown> {
     });
   }
 
+  /**
+   * @internal Renews the lease now, in the order of this lock's writes: confirms the lock still
+   * holds it (a LockLostError, and the lock is lost, when it was taken over elsewhere).
+   */
+  renewNow(): Promise<void> {
+    return this.write((leaseMs) => this.host.engine.renew(this.lease, leaseMs));
+  }
+
   /** @internal Marks the handle as known elsewhere (the lock was resumed from it). */
   shareHandle(): void {
     this.handleShared = true;
@@ -343,6 +351,19 @@ export class Lock<T = unknown> {
       const writesDone = this.writes.then(() => keeper.unsure || keeper.landedAfterLoss || mayStayHeld());
       this.host.settleAbandoned(this.key, this.contender(), writesDone);
     }
+  }
+
+  /**
+   * @internal After a markLost that may have left the lease held in the store (a forceRelease
+   * of this client that failed): gives it back once this lock's writes are answered.
+   */
+  giveBack(): void {
+    if (this.state !== 'lost') return;
+    this.host.settleAbandoned(
+      this.key,
+      this.contender(),
+      this.writes.then(() => true),
+    );
   }
 
   /** @internal Ends the lock as released (by us or handed over). */

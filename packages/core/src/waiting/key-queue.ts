@@ -40,11 +40,6 @@ export class KeyQueue<L extends HeldLock, S> {
   /** When another client's turn should end: the poller looks then. */
   private readonly otherTurn: OtherTurn;
   private wakeUp: (() => void) | undefined;
-  /**
-   * Counts forceReleases this client made of the key: a claim or hand-over sent before one and
-   * answered after it may have been freed by it, so its lease is not handed out.
-   */
-  private forcedReleases = 0;
 
   constructor(
     readonly key: string,
@@ -124,11 +119,6 @@ export class KeyQueue<L extends HeldLock, S> {
   sawHeld(current: VersionedRecord | null): void {
     this.lastSeen = current;
     if (this.holders.length === 0) this.turn.otherHolds();
-  }
-
-  /** This client force-released the key: leases of claims and hand-overs still on their way are not handed out. */
-  forceReleased(): void {
-    this.forcedReleases++;
   }
 
   /** Rejects every waiter (the client is closing) and wakes the poller. */
@@ -252,14 +242,19 @@ export class KeyQueue<L extends HeldLock, S> {
         await this.nap(stayAwayMs);
         continue;
       }
+      if (this.host.forcing(this.key)) {
+        // A claim now would only win a lease to give back (see hold): wait for its answer (it wakes us).
+        await this.nap(this.host.settings.pollMs);
+        continue;
+      }
       let result: ClaimResult;
+      let forced: boolean;
       const sentAt = this.time.monotonic();
-      const forcedBefore = this.forcedReleases;
       const { contender } = head;
-      const claim = engine.claim(this.key, contender);
+      const claim = this.host.send(this.key, () => engine.claim(this.key, contender));
       head.claimInFlight = claim;
       try {
-        result = await claim;
+        ({ value: result, forced } = await claim);
       } catch (error) {
         if (isUnknownOutcome(error)) {
           // The next claim for this waiter settles it (adopts it, or fences it off by version);
@@ -287,7 +282,7 @@ export class KeyQueue<L extends HeldLock, S> {
       }
       if (result.lease) {
         attempt = 0;
-        this.deliver(head, result.lease, { forcedBefore });
+        this.deliver(head, result.lease, { forced });
         continue;
       }
       this.sawHeld(result.current);
@@ -319,20 +314,15 @@ export class KeyQueue<L extends HeldLock, S> {
   /**
    * Gives a freshly acquired lease to `waiter`, or passes it on if the waiter gave up meanwhile.
    * `previous`: the local lock that handed it over; `passed`: it passed its own lease on without
-   * a write; `forcedBefore`: this client's forceRelease count when the request was sent.
+   * a write; `forced`: a forceRelease of this client overlapped the request that won it.
    */
-  deliver(
-    waiter: Waiter<L, S>,
-    lease: LeaseState,
-    { previous, passed = false, forcedBefore = this.forcedReleases }: Delivery<L> = {},
-  ): void {
+  deliver(waiter: Waiter<L, S>, lease: LeaseState, delivery: Delivery<L> = {}): void {
+    const { previous } = delivery;
     // A hand-over and a claim for the same waiter may both come back: the second names the
     // acquisition a local lock already holds, and is dropped (releasing it would free that lock).
     const holder = this.host.holding(this.key, lease.lockId);
     if (holder && holder !== previous) return;
-    // Sent before a forceRelease of this client and answered after it: that may have freed it.
-    const forced = forcedBefore !== this.forcedReleases;
-    const lock = forced ? this.drop(previous) : this.hold(lease, waiter.settings, previous, passed);
+    const lock = this.hold(lease, waiter.settings, delivery);
     if (!lock) {
       // Won too late to be trusted: the stale lease is given back in the background, and the
       // waiter keeps waiting (back in front if it was taken off) as a new contender, so its
@@ -366,10 +356,18 @@ export class KeyQueue<L extends HeldLock, S> {
 
   /**
    * Makes the lock for a lease this client now holds; `previous` is the local lock that handed
-   * it over. Undefined when the claim landed too late to trust the lease: nobody gets a lock
-   * that is already lost, and the unrenewed lease simply runs out.
+   * it over (see Delivery). Undefined when the lease cannot be trusted: nobody gets a lock that
+   * may already be lost, and the caller gives the lease back. That is so when the request that
+   * won it overlapped a forceRelease of this client (`forced`), or one is on its way (a lease
+   * passed on now): it may have landed first, and another client may hold the key by now. And
+   * when the claim landed too late to trust the lease.
    */
-  hold(lease: LeaseState, settings: S, previous?: L, passed = false): L | undefined {
+  hold(
+    lease: LeaseState,
+    settings: S,
+    { previous, passed = false, forced = false }: Delivery<L> = {},
+  ): L | undefined {
+    if (forced || this.host.forcing(this.key)) return this.drop(previous);
     const lock = this.host.createLock(lease, settings, passed ? previous : undefined);
     if (!lock) return this.drop(previous);
     this.holders.push(lock);
@@ -416,10 +414,9 @@ export class KeyQueue<L extends HeldLock, S> {
       return;
     }
     this.remove(next);
-    let lease: LeaseState;
-    const forcedBefore = this.forcedReleases;
+    let handedOver: { value: LeaseState; forced: boolean };
     try {
-      lease = await engine.handOver(lock.lease, next.contender, data);
+      handedOver = await this.host.send(this.key, () => engine.handOver!(lock.lease, next.contender, data));
     } catch (error) {
       // A hand-over of unknown outcome is the handing lock's to settle: its release is retried,
       // and finds the landed hand-over (lease.handedTo) whether this waiter stays or leaves.
@@ -428,7 +425,7 @@ export class KeyQueue<L extends HeldLock, S> {
       if (!next.settled) this.host.requeue(lock.key, next);
       throw error;
     }
-    this.deliver(next, lease, { previous: lock, forcedBefore });
+    this.deliver(next, handedOver.value, { previous: lock, forced: handedOver.forced });
   }
 
   /** The local holder ended (released or lost): local waiters move on. */
@@ -448,9 +445,12 @@ export class KeyQueue<L extends HeldLock, S> {
 
 /** Where a lease being delivered came from (see KeyQueue.deliver). */
 interface Delivery<L> {
-  previous?: L;
+  /** The local lock that handed it over. */
+  previous?: L | undefined;
+  /** That lock passed its own lease on without a write. */
   passed?: boolean;
-  forcedBefore?: number;
+  /** A forceRelease of this client overlapped the request that won it. */
+  forced?: boolean;
 }
 
 /** Poll gaps grow from 20 ms to `maxMs`, with jitter so contenders do not poll in step. */

@@ -45,6 +45,13 @@ export interface QueueHost<L extends HeldLock, S> {
   /** Keeps `work` among what the client's close() waits for. */
   track<R>(work: Promise<R>): Promise<R>;
   /**
+   * Sends `request`, which may win `key`; `forced` when a forceRelease of the key by this client
+   * overlapped it (see ForceReleases).
+   */
+  send<R>(key: string, request: () => Promise<R>): Promise<{ value: R; forced: boolean }>;
+  /** A forceRelease of `key` by this client is on its way. */
+  forcing(key: string): boolean;
+  /**
    * Makes sure an acquisition nobody waits for does not keep `key` (in the background), once
    * `when` (a claim of it still on its way) resolves true.
    */

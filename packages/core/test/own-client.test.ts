@@ -1,0 +1,107 @@
+import { describe, expect, test } from 'vitest';
+import { type Lock, LockNotHeldError, LockStoreError } from '../src/index.js';
+import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
+
+// What user code does in the client that holds (or is claiming) a key: resume the lock's own
+// handle there, or forceRelease the key there while a claim of that client is on its way.
+
+describe('resume(handle) in the client that holds that lock', () => {
+  test('returns the same Lock: no second Lock of one acquisition, and a local waiter waits for it', async () => {
+    const s = scriptedClients({ localTurnMs: Number.POSITIVE_INFINITY });
+    const a = s.client();
+    const lock = await a.acquire('k');
+    const resumed = await a.resume(lock.handle);
+    expect(resumed === lock).toBe(true); // not toBe: printing a Lock reads its client
+    let next: Lock | undefined;
+    void a.acquire('k').then((got) => (next = got));
+    await s.time.advance(1_000);
+    expect(next).toBeUndefined();
+    await resumed.release();
+    await s.time.advance(1);
+    expect(held(lock)).toBe(false);
+    expect(held(next)).toBe(true);
+  });
+
+  test('of a lock resumed elsewhere and released there since, is refused: the Lock here learns it lost it', async () => {
+    const s = scriptedClients();
+    const a = s.client();
+    const lock = await a.acquire('k');
+    const handle = lock.handle;
+    const elsewhere = await replica(s).resume(handle);
+    await elsewhere.release();
+    await expect(a.resume(handle)).rejects.toBeInstanceOf(LockNotHeldError);
+    expect(held(lock)).toBe(false);
+  });
+
+  test('two resumes of one handle racing in one client get the same Lock', async () => {
+    const s = scriptedClients();
+    const holder = await replica(s).acquire('k');
+    const b = s.client();
+    // The first resume's renewal lands at once and is answered in 500 ms; the second reads the
+    // record meanwhile (it shows the first's renewal) and renews after it.
+    s.scripted.nextWrite({ kind: 'slow', ms: 500 });
+    const first = b.resume(holder.handle);
+    await s.time.advance(1);
+    const second = b.resume(holder.handle);
+    await s.time.advance(600);
+    const [one, two] = await Promise.all([first, second]);
+    expect(two === one).toBe(true);
+    expect(held(one)).toBe(true);
+  });
+});
+
+describe('forceRelease in the holder’s own client', () => {
+  test('of unknown outcome ends its locks at once: when it lands later, the next holder is alone', async () => {
+    const s = scriptedClients();
+    const a = s.client();
+    const lock = await a.acquire('k');
+    s.scripted.nextWrite({ kind: 'apply-late' }); // the free record is held back, the answer lost
+    const forcing = a.forceRelease('k');
+    await expect(forcing).rejects.toBeInstanceOf(LockStoreError);
+    expect(held(lock)).toBe(false);
+    await s.scripted.landLate();
+    await s.time.advance(100); // the background settling of the lease it ended, racing the late write
+    const other = (await replica(s).tryAcquire('k'))!;
+    expect(held(other)).toBe(true);
+    expect(held(lock)).toBe(false);
+  });
+
+  test('of unknown outcome that never lands gives the lease of the locks it ended back', async () => {
+    const s = scriptedClients();
+    const a = s.client();
+    await a.acquire('k');
+    s.scripted.nextWrite({ kind: 'apply-late' }); // never landed
+    await expect(a.forceRelease('k')).rejects.toBeInstanceOf(LockStoreError);
+    await s.time.advance(100); // settling, in the background
+    const other = await replica(s).tryAcquire('k'); // long before the 10 s lease ran out
+    expect(held(other ?? undefined)).toBe(true);
+  });
+
+  test('a tryAcquire claim answered after it gives the caller no lock', async () => {
+    const s = scriptedClients();
+    const a = s.client();
+    s.scripted.nextWrite({ kind: 'slow', ms: 500 }); // the claim lands at once, answered in 500 ms
+    const trying = a.tryAcquire('k');
+    await s.time.advance(1);
+    expect(await a.forceRelease('k')).toBe(true);
+    const other = (await replica(s).tryAcquire('k'))!;
+    await s.time.advance(600);
+    expect(await trying).toBeNull();
+    expect(held(other)).toBe(true);
+  });
+
+  test('a resume whose renewal is answered after it gives the caller no lock', async () => {
+    const s = scriptedClients();
+    const holder = await replica(s).acquire('k');
+    const b = s.client();
+    s.scripted.nextWrite({ kind: 'slow', ms: 500 }); // the renewal lands at once, answered in 500 ms
+    const resuming = b.resume(holder.handle);
+    resuming.catch(() => undefined);
+    await s.time.advance(1);
+    expect(await b.forceRelease('k')).toBe(true);
+    const other = (await replica(s).tryAcquire('k'))!;
+    await s.time.advance(600);
+    await expect(resuming).rejects.toBeInstanceOf(LockNotHeldError);
+    expect(held(other)).toBe(true);
+  });
+});
