@@ -270,10 +270,11 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
   };
 
   /** When `key` had (or will have) room for a waiter, by the record last written. */
-  const clockSlack =
-    config.regime === 'untrusted'
-      ? 0
-      : 2 * Math.max(...config.clients.map((c) => Math.abs(c.clock.offsetMs))) + 1000;
+  // Only trusted clients read stored expiry times, and only those of trusted holders.
+  const trustedOffsets = config.clients
+    .filter((c) => c.clockMode === 'trusted')
+    .map((c) => Math.abs(c.clock.offsetMs));
+  const clockSlack = trustedOffsets.length === 0 ? 0 : 2 * Math.max(...trustedOffsets) + 1000;
   const maxTolerance = Math.max(...config.clients.map((c) => c.toleranceMs));
   const maxPoll = Math.max(...config.clients.map((c) => c.pollMs));
   const claimableSince = (key: string): number => {
@@ -303,8 +304,11 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
         // An untrusted waiter counts a lease from when it first sees the record: one that could
         // not see it before the quiet phase (paused, partitioned) waits a full lease from there.
         const holder = backend.peek(key)?.holder;
+        // So does a trusted waiter facing a holder on untrusted clocks (it stores no expiry).
+        const byWatching =
+          config.clients[client.slot]?.clockMode === 'untrusted' || holder?.expiresAt === null;
         const untrustedFrom =
-          config.clients[client.slot]?.clockMode === 'untrusted' && holder?.leaseMs
+          byWatching && holder?.leaseMs
             ? quietFrom + holder.leaseMs * 1.01 + maxTolerance + maxPoll
             : 0;
         if (world.now - Math.max(since, untrustedFrom) < starveBound) continue;
