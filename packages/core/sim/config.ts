@@ -82,7 +82,12 @@ export function makeRunConfig(seed: number, minutes: number): RunConfig {
   const activeMs = minutes * 60_000;
   const nClients = rng.int(2, 5);
   const nKeys = rng.int(1, 3);
-  let regime: ClockRegime = rng.weighted({ trusted: 4, mixed: 2, untrusted: 3, 'trusted-broken': 1 } as const);
+  let regime: ClockRegime = rng.weighted({
+    trusted: 4,
+    mixed: 2,
+    untrusted: 3,
+    'trusted-broken': 1,
+  } as const);
   const intensity = rng.weighted({ calm: 1, moderate: 2, heavy: 1 } as const);
   const scale = intensity === 'calm' ? 0.25 : intensity === 'moderate' ? 1 : 3;
   const rates: FaultRates = {

@@ -308,9 +308,7 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
         const byWatching =
           config.clients[client.slot]?.clockMode === 'untrusted' || holder?.expiresAt === null;
         const untrustedFrom =
-          byWatching && holder?.leaseMs
-            ? quietFrom + holder.leaseMs * 1.01 + maxTolerance + maxPoll
-            : 0;
+          byWatching && holder?.leaseMs ? quietFrom + holder.leaseMs * 1.01 + maxTolerance + maxPoll : 0;
         if (world.now - Math.max(since, untrustedFrom) < starveBound) continue;
         for (const call of client.pending) {
           if (call.key !== key || !call.waiting || call.startedAt > since) continue;

@@ -32,6 +32,7 @@ import { claimSlot, slotLease } from './slot-claim.js';
 import { liveSlots, msUntilSlotFree, type SlotParts, SlotSightings } from './slot-claimable.js';
 import { checkSameLimit, isSemaphore, limitOf, semaphoreRecord, slotOf } from './slot-records.js';
 import { writeOwnSlot } from './slot-write.js';
+import { storedExpiry } from './stored-expiry.js';
 
 /**
  * The lease protocol, written once over any LockStore: claim a free or expired record
@@ -257,7 +258,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
             ...slot,
             renewedAt: now,
             leaseMs: finite ? leaseMs : null,
-            expiresAt: finite ? now + leaseMs : null,
+            expiresAt: storedExpiry(this.clock, now, finite ? leaseMs : null),
             writeId: this.clock.time.randomId(),
           };
           return { slot: renewed, data };
@@ -281,7 +282,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
             ...base.holder!,
             renewedAt: now,
             leaseMs: finite ? leaseMs : null,
-            expiresAt: finite ? now + leaseMs : null,
+            expiresAt: storedExpiry(this.clock, now, finite ? leaseMs : null),
           },
           writeId: this.clock.time.randomId(),
         };
