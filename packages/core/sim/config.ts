@@ -37,6 +37,8 @@ export interface ProcessFaultRates {
   crashesPerMin: number;
   closesPerMin: number;
   clockJumpsPerMin: number;
+  /** Machine suspends: the monotonic clock stops for 0.5–3 leases while the wall clock moves on. */
+  suspendsPerMin: number;
 }
 
 export interface RunConfig {
@@ -105,6 +107,7 @@ export function makeRunConfig(seed: number, minutes: number): RunConfig {
     crashesPerMin: 0.15 * scale,
     closesPerMin: 0.15 * scale,
     clockJumpsPerMin: regime === 'untrusted' ? 1 * scale : 0,
+    suspendsPerMin: 0,
   };
   const tolerances = Array.from({ length: nClients }, () => rng.pick([100, 200, 300, 500, 1000]));
   const minTolerance = Math.min(...tolerances);
@@ -200,6 +203,8 @@ export function makeRunConfig(seed: number, minutes: number): RunConfig {
       client.clock.driftPpm = rng.real(-200, 200);
     }
   }
+  // Drawn last too: machine suspends in a quarter of the seeds.
+  if (rng.chance(0.25)) processFaults.suspendsPerMin = 0.5 * scale;
   return {
     seed,
     activeMs,

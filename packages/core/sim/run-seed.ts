@@ -243,6 +243,20 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
     countFault('clock-jump', client.id, `${Math.round(jump)} ms`);
   });
 
+  // Machine suspends, from their own stream: the other faults of a seed stay where they were.
+  const suspendRng = world.stream('suspends');
+  poisson(suspendRng, pf.suspendsPerMin, (slot) => {
+    const client = clients[slot]!;
+    if (!client.usable || client.process.paused) return;
+    const ms = suspendRng.real(0.5, 3) * client.config.leaseMs;
+    client.process.suspend();
+    countFault('suspend', client.id, `machine suspended ${Math.round(ms)} ms (monotonic clock stopped)`);
+    world.after(ms, () => {
+      trace.add(world.now, client.id, '-', 'suspend ends');
+      client.process.wake();
+    });
+  });
+
   // ---- close, and what it must leave behind ----------------------------------------------
 
   const watchClose = (client: SimClient) => {
