@@ -2,6 +2,7 @@ import type { LeaseEngine, LeaseState } from '../engine/lease-engine.js';
 import { isUnknownOutcome, LockError, LockLostError, LockStoreError } from '../shared/errors.js';
 import type { ScheduledTimer, Scheduler } from '../shared/scheduler.js';
 import { lossDeadline } from './lease-deadline.js';
+import { suspectedLoss } from './suspend-check.js';
 
 /** What the keeper learned about the lease: renewed (trusted anew), unknown (a write's outcome), lost. */
 export type LeaseOutcome =
@@ -77,12 +78,15 @@ export class LeaseKeeper {
   /** Past the deadline: the lease can no longer be trusted, whatever a timer would say later. */
   checkDeadline(): void {
     if (!this.lock.keeping()) return;
-    if (this.time.monotonic() < this.deadline) return;
+    const now = this.time.monotonic();
+    const suspected = suspectedLoss(this.lease, this.lock.terms().leaseMs, this.time.now(), now);
+    if (now < this.deadline && suspected === undefined) return;
     this.lock.leaseOutcome({
       outcome: 'lost',
       error: new LockLostError(
         this.lock.key,
-        'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)',
+        suspected ??
+          'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)',
         { maybeApplied: this.unsure, reason: 'expired' },
       ),
     });
