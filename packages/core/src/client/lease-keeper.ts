@@ -79,16 +79,17 @@ export class LeaseKeeper {
   checkDeadline(): void {
     if (!this.lock.keeping()) return;
     const now = this.time.monotonic();
-    const suspected = suspectedLoss(this.lease, this.lock.terms().leaseMs, this.time.now(), now);
-    if (now < this.deadline && suspected === undefined) return;
+    let why =
+      'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)';
+    if (now < this.deadline) {
+      // Before the deadline by the monotonic clock, which a machine suspend stops.
+      const suspected = suspectedLoss(this.lease, this.lock.terms().leaseMs, this.time.now(), now);
+      if (suspected === undefined) return;
+      why = suspected;
+    }
     this.lock.leaseOutcome({
       outcome: 'lost',
-      error: new LockLostError(
-        this.lock.key,
-        suspected ??
-          'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)',
-        { maybeApplied: this.unsure, reason: 'expired' },
-      ),
+      error: new LockLostError(this.lock.key, why, { maybeApplied: this.unsure, reason: 'expired' }),
     });
   }
 
