@@ -238,6 +238,8 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
   });
   poisson(faultRng, pf.clockJumpsPerMin, (slot) => {
     const client = clients[slot]!;
+    // A suspended machine runs no time daemon: its clock is stepped once it is awake.
+    if (client.process.suspended) return;
     const jump = faultRng.pick([-1, 1]) * faultRng.real(100, 3_600_000);
     client.process.jumpMs += jump;
     countFault('clock-jump', client.id, `${Math.round(jump)} ms`);

@@ -18,14 +18,20 @@ function suspendableMachine(time: ManualTime) {
   const base = time.scheduler();
   let stoppedAt: number | undefined;
   let stoppedMs = 0;
+  let steppedMs = 0;
   const asleep: Array<() => void> = [];
   const scheduler: Scheduler = {
     ...base,
+    now: () => base.now() + steppedMs,
     monotonic: () => (stoppedAt ?? time.elapsed) - stoppedMs,
     setTimer: (run, ms) => time.schedule(() => (stoppedAt === undefined ? run() : asleep.push(run)), ms),
   };
   return {
     scheduler,
+    /** Steps the wall clock (an NTP correction). */
+    stepWall: (ms: number) => {
+      steppedMs += ms;
+    },
     suspend: () => {
       stoppedAt = time.elapsed;
     },
@@ -64,6 +70,35 @@ describe('a machine suspended past its lease (monotonic clock stopped, wall cloc
       await taken!.release();
     });
   }
+
+  test('a wall clock stepped back an hour before the suspend does not hide it, once a check ran in between', async () => {
+    const time = new ManualTime();
+    const store = memoryStore();
+    const machine = suspendableMachine(time);
+    const holder = new LockClient({
+      store,
+      leaseMs: 3_000,
+      clock: { mode: 'untrusted', time: machine.scheduler },
+    });
+    const other = new LockClient({
+      store,
+      leaseMs: 3_000,
+      clock: { mode: 'untrusted', time: time.scheduler() },
+    });
+    const lock = await holder.acquire('k');
+    machine.stepWall(-3_600_000);
+    expect(lock.isHeld).toBe(true); // a check: the wall clock went back, nothing was lost
+
+    machine.suspend();
+    let taken: Lock | undefined;
+    void other.acquire('k', { waitMs: 60_000 }).then((l) => (taken = l));
+    expect(await time.until(() => taken !== undefined, 20_000)).toBe(true);
+    const overdue = machine.wake();
+    expect(lock.isHeld).toBe(false);
+    expect((lock.signal.reason as LockLostError).message).toMatch(/suspended/);
+    for (const run of overdue) run();
+    await taken!.release();
+  });
 
   test('a suspend much shorter than the lease is not a loss', async () => {
     const time = new ManualTime();

@@ -2,7 +2,7 @@ import type { LeaseEngine, LeaseState } from '../engine/lease-engine.js';
 import { isUnknownOutcome, LockError, LockLostError, LockStoreError } from '../shared/errors.js';
 import type { ScheduledTimer, Scheduler } from '../shared/scheduler.js';
 import { lossDeadline } from './lease-deadline.js';
-import { suspectedLoss } from './suspend-check.js';
+import { SuspendCheck } from './suspend-check.js';
 
 /** What the keeper learned about the lease: renewed (trusted anew), unknown (a write's outcome), lost. */
 export type LeaseOutcome =
@@ -49,6 +49,7 @@ export class LeaseKeeper {
   private lossTimer: ScheduledTimer | undefined;
   private verifyTimer: ScheduledTimer | undefined;
   private renewFailures = 0;
+  private readonly suspend = new SuspendCheck();
   /** Writes sent and not yet answered. */
   writesInFlight = 0;
   /** A write's outcome is unknown and no later write has settled it. */
@@ -83,7 +84,7 @@ export class LeaseKeeper {
       'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)';
     if (now < this.deadline) {
       // Before the deadline by the monotonic clock, which a machine suspend stops.
-      const suspected = suspectedLoss(this.lease, this.lock.terms().leaseMs, this.time.now(), now);
+      const suspected = this.suspend.suspected(this.lease, this.lock.terms().leaseMs, this.time.now(), now);
       if (suspected === undefined) return;
       why = suspected;
     }
