@@ -41,3 +41,26 @@ test('after an early takeover, a call that began after the taker got its token i
   expect(passed.signal.aborted).toBe(true);
   expect(held(early)).toBe(true);
 });
+
+test('once the client has read a record with a token above its lease (a takeover), it passes the lock on only with a write, which learns the loss', async () => {
+  const s = scriptedClients({ heartbeatMs: 1_000, localTurnMs: Number.POSITIVE_INFINITY });
+  const locks = s.client();
+  const first = await locks.acquire('k');
+  const second = queue(locks, 'k');
+  await s.time.advance(1);
+  await first.release();
+  await s.time.advance(1);
+  const holder = second()!;
+
+  const early = await replica(s, { clock: { time: s.time.scheduler(60_000) } }).tryAcquire('k');
+  expect(early).not.toBeNull();
+  const seen = await locks.inspect('k'); // this client now knows the record moved on
+  expect(seen.fencingToken).toBe(early!.fencingToken);
+
+  const next = queue(locks, 'k');
+  await s.time.advance(1);
+  await holder.release().catch(() => undefined); // its hand-over write finds the record taken
+  await s.time.advance(1);
+  expect(next()).toBeUndefined(); // not passed a lease that is gone: it waits for the taker
+  expect(held(early)).toBe(true);
+});

@@ -119,6 +119,9 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
   }
 
   passLocally(lease: LeaseState, terms: LeaseTerms): boolean {
+    // A record read since shows a token above the lease's reserve: another client took the key
+    // (an early takeover): hand over with a write, which learns so, not with none.
+    if (this.known.tokenFloor(lease.key) > lease.record.token) return false;
     return passLeaseLocally(lease, terms, this.clock.time.now());
   }
 
