@@ -271,7 +271,16 @@ export class Checker {
     // taken away: its client passed it, with no write, a lease taken away on purpose before it
     // could learn so, and a later lease may already have handed out higher tokens (a fenced
     // resource refuses its writes; the taken-away check bounds how long it believes it holds).
-    if (options.startFloor !== undefined && token <= options.startFloor && entry.takenAwayAt === undefined) {
+    // Nor, with clocks beyond the bound, for a Lock passed on with no write: an early takeover
+    // took its lease away the same way, unseen until its client's next renewal (core README,
+    // local passes).
+    const passedOn = via !== 'resume' && this.passedWithNoWrite(lockId, token);
+    if (
+      options.startFloor !== undefined &&
+      token <= options.startFloor &&
+      entry.takenAwayAt === undefined &&
+      !(passedOn && !this.settings.exclusionChecked)
+    ) {
       this.fail(
         'fencing-token',
         `token ${token} of "${lock.key}" handed to ${lockId} (${client.process.id}, ${via}) is not above token ${options.startFloor}, handed out before this call began`,
@@ -312,6 +321,12 @@ export class Checker {
       start.crossed = true;
       this.coverage.blockCrossings++;
     }
+  }
+
+  /** Whether a Lock of `lockId` got `token` by a local pass: above the token its lease's first write stored. */
+  private passedWithNoWrite(lockId: string, token: number): boolean {
+    const start = this.leaseStart.get(lockId);
+    return start !== undefined && start.token < token;
   }
 
   /** User code read `entry`'s handle (it may give it to another process). */

@@ -10,9 +10,12 @@ import type { ClockParams } from './sim-scheduler.js';
  * - 'mixed': trusted and untrusted clients on the same keys, clocks within that bound;
  * - 'untrusted': untrusted-mode clients, wall clocks off by up to an hour, drifting and jumping;
  * - 'trusted-broken': trusted mode with a clock beyond the bound (the documented weakness of
- *   trusted mode: the exclusion and fencing-order checks are skipped, the others still run).
+ *   trusted mode: the exclusion and fencing-order checks are skipped, the others still run);
+ * - 'mixed-far': clock modes mixed per key as in 'mixed', the trusted clients' clocks within the
+ *   bound, the untrusted clients' off by up to an hour and drifting: an untrusted holder's clock
+ *   must not matter to a trusted waiter (every check runs).
  */
-export type ClockRegime = 'trusted' | 'mixed' | 'untrusted' | 'trusted-broken';
+export type ClockRegime = 'trusted' | 'mixed' | 'untrusted' | 'trusted-broken' | 'mixed-far';
 
 export interface ClientSlotConfig {
   leaseMs: number;
@@ -34,6 +37,8 @@ export interface ProcessFaultRates {
   crashesPerMin: number;
   closesPerMin: number;
   clockJumpsPerMin: number;
+  /** Machine suspends: the monotonic clock stops for 0.5–3 leases while the wall clock moves on. */
+  suspendsPerMin: number;
 }
 
 export interface RunConfig {
@@ -79,7 +84,12 @@ export function makeRunConfig(seed: number, minutes: number): RunConfig {
   const activeMs = minutes * 60_000;
   const nClients = rng.int(2, 5);
   const nKeys = rng.int(1, 3);
-  const regime = rng.weighted<ClockRegime>({ trusted: 4, mixed: 2, untrusted: 3, 'trusted-broken': 1 });
+  let regime: ClockRegime = rng.weighted({
+    trusted: 4,
+    mixed: 2,
+    untrusted: 3,
+    'trusted-broken': 1,
+  } as const);
   const intensity = rng.weighted({ calm: 1, moderate: 2, heavy: 1 } as const);
   const scale = intensity === 'calm' ? 0.25 : intensity === 'moderate' ? 1 : 3;
   const rates: FaultRates = {
@@ -97,6 +107,7 @@ export function makeRunConfig(seed: number, minutes: number): RunConfig {
     crashesPerMin: 0.15 * scale,
     closesPerMin: 0.15 * scale,
     clockJumpsPerMin: regime === 'untrusted' ? 1 * scale : 0,
+    suspendsPerMin: 0,
   };
   const tolerances = Array.from({ length: nClients }, () => rng.pick([100, 200, 300, 500, 1000]));
   const minTolerance = Math.min(...tolerances);
@@ -183,6 +194,17 @@ export function makeRunConfig(seed: number, minutes: number): RunConfig {
   // Drawn last, like the semaphores: the rest of the configuration stays what it was.
   const stormSlot = rng.chance(0.12) ? rng.int(0, nClients - 1) : -1;
   if (stormSlot >= 0) clients[stormSlot]!.localTurnMs = Number.POSITIVE_INFINITY;
+  // Drawn last too: half of the mixed seeds have their untrusted clients' clocks far off.
+  if (regime === 'mixed' && rng.chance(0.5)) {
+    regime = 'mixed-far';
+    for (const client of clients) {
+      if (client.clockMode !== 'untrusted') continue;
+      client.clock.offsetMs = rng.real(-3_600_000, 3_600_000);
+      client.clock.driftPpm = rng.real(-200, 200);
+    }
+  }
+  // Drawn last too: machine suspends in a quarter of the seeds.
+  if (rng.chance(0.25)) processFaults.suspendsPerMin = 0.5 * scale;
   return {
     seed,
     activeMs,

@@ -241,9 +241,25 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
   });
   poisson(faultRng, pf.clockJumpsPerMin, (slot) => {
     const client = clients[slot]!;
+    // A suspended machine runs no time daemon: its clock is stepped once it is awake.
+    if (client.process.suspended) return;
     const jump = faultRng.pick([-1, 1]) * faultRng.real(100, 3_600_000);
     client.process.jumpMs += jump;
     countFault('clock-jump', client.id, `${Math.round(jump)} ms`);
+  });
+
+  // Machine suspends, from their own stream: the other faults of a seed stay where they were.
+  const suspendRng = world.stream('suspends');
+  poisson(suspendRng, pf.suspendsPerMin, (slot) => {
+    const client = clients[slot]!;
+    if (!client.usable || client.process.paused) return;
+    const ms = suspendRng.real(0.5, 3) * client.config.leaseMs;
+    client.process.suspend();
+    countFault('suspend', client.id, `machine suspended ${Math.round(ms)} ms (monotonic clock stopped)`);
+    world.after(ms, () => {
+      trace.add(world.now, client.id, '-', 'suspend ends');
+      client.process.wake();
+    });
   });
 
   // ---- close, and what it must leave behind ----------------------------------------------
@@ -294,10 +310,11 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
   };
 
   /** When `key` had (or will have) room for a waiter, by the record last written. */
-  const clockSlack =
-    config.regime === 'untrusted'
-      ? 0
-      : 2 * Math.max(...config.clients.map((c) => Math.abs(c.clock.offsetMs))) + 1000;
+  // Only trusted clients read stored expiry times, and only those of trusted holders.
+  const trustedOffsets = config.clients
+    .filter((c) => c.clockMode === 'trusted')
+    .map((c) => Math.abs(c.clock.offsetMs));
+  const clockSlack = trustedOffsets.length === 0 ? 0 : 2 * Math.max(...trustedOffsets) + 1000;
   const maxTolerance = Math.max(...config.clients.map((c) => c.toleranceMs));
   const maxPoll = Math.max(...config.clients.map((c) => c.pollMs));
   const claimableSince = (key: string): number => {
@@ -327,10 +344,11 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
         // An untrusted waiter counts a lease from when it first sees the record: one that could
         // not see it before the quiet phase (paused, partitioned) waits a full lease from there.
         const holder = backend.peek(key)?.holder;
+        // So does a trusted waiter facing a holder on untrusted clocks (it stores no expiry).
+        const byWatching =
+          config.clients[client.slot]?.clockMode === 'untrusted' || holder?.expiresAt === null;
         const untrustedFrom =
-          config.clients[client.slot]?.clockMode === 'untrusted' && holder?.leaseMs
-            ? quietFrom + holder.leaseMs * 1.01 + maxTolerance + maxPoll
-            : 0;
+          byWatching && holder?.leaseMs ? quietFrom + holder.leaseMs * 1.01 + maxTolerance + maxPoll : 0;
         if (world.now - Math.max(since, untrustedFrom) < starveBound) continue;
         for (const call of client.pending) {
           if (call.key !== key || !call.waiting || call.startedAt > since) continue;

@@ -22,13 +22,19 @@ export interface ClockParams {
  * process does happens through `at`: timers, network answers, the workload's own steps.
  * - paused (event loop blocked): events due meanwhile run at the pause's end, in due order,
  *   as Node runs expired timers and queued I/O after a long synchronous stretch;
- * - crashed: pending and future events are dropped for ever (a restart is a new process).
+ * - crashed: pending and future events are dropped for ever (a restart is a new process);
+ * - suspended (a laptop lid, a VM paused by its host): paused, and its monotonic clock stops
+ *   too, while its wall clock moves on; a timer falls due once the monotonic clock has advanced
+ *   by its delay, as Node's timers do, so those pending at the wake wait on by the suspend.
  */
 export class SimProcess {
   paused = false;
   crashed = false;
   /** Wall-clock jumps applied so far (NTP steps, VM migrations), in ms. */
   jumpMs = 0;
+  /** Monotonic time lost to suspends so far (virtual ms the monotonic clock stood still). */
+  private suspendedTotal = 0;
+  private suspendedSince: number | undefined;
   private backlog: Array<() => void> = [];
   private pausedTotal = 0;
   private pausedSince = 0;
@@ -63,7 +69,9 @@ export class SimProcess {
   }
 
   monotonic(): number {
-    return this.clock.monoOrigin + this.world.now * this.clock.rate;
+    const stopped =
+      this.suspendedTotal + (this.suspendedSince === undefined ? 0 : this.world.now - this.suspendedSince);
+    return this.clock.monoOrigin + (this.world.now - stopped) * this.clock.rate;
   }
 
   /** Runs `task` at virtual time `at` in this process (deferred while paused, dropped once crashed). */
@@ -96,6 +104,24 @@ export class SimProcess {
     for (const task of due) this.world.at(this.world.now, () => this.runOrDefer(task));
   }
 
+  /** A machine suspend: paused, with the monotonic clock stopped until `wake()`. */
+  suspend(): void {
+    if (this.paused || this.crashed) return;
+    this.pause();
+    this.suspendedSince = this.world.now;
+  }
+
+  get suspended(): boolean {
+    return this.suspendedSince !== undefined;
+  }
+
+  wake(): void {
+    if (this.suspendedSince === undefined) return;
+    this.suspendedTotal += this.world.now - this.suspendedSince;
+    this.suspendedSince = undefined;
+    this.resume();
+  }
+
   crash(): void {
     this.crashed = true;
     this.paused = false;
@@ -120,16 +146,24 @@ export class SimProcess {
     // The virtual instant at which this process's monotonic clock has advanced by `delay`
     // (nudged up so float rounding never fires a timer early).
     const due = this.world.now + delay / this.clock.rate + 1e-6;
+    const target = this.monotonic() + delay;
     let cancelled = false;
-    const event = this.at(due, () => {
+    let event: Scheduled;
+    const fire = () => {
       if (cancelled) return;
+      // A suspend stopped the monotonic clock meanwhile: wait on for the rest of the delay.
+      if (this.suspendedTotal > 0 && this.monotonic() < target) {
+        event = this.after((target - this.monotonic()) / this.clock.rate + 1e-6, fire);
+        return;
+      }
       cancelled = true;
       try {
         callback();
       } catch (error) {
         this.onTimerError(error);
       }
-    });
+    };
+    event = this.at(due, fire);
     return {
       cancel() {
         cancelled = true;

@@ -2,6 +2,7 @@ import type { LeaseEngine, LeaseState } from '../engine/lease-engine.js';
 import { isUnknownOutcome, LockError, LockLostError, LockStoreError } from '../shared/errors.js';
 import type { ScheduledTimer, Scheduler } from '../shared/scheduler.js';
 import { lossDeadline } from './lease-deadline.js';
+import { SuspendCheck } from './suspend-check.js';
 
 /** What the keeper learned about the lease: renewed (trusted anew), unknown (a write's outcome), lost. */
 export type LeaseOutcome =
@@ -48,6 +49,7 @@ export class LeaseKeeper {
   private lossTimer: ScheduledTimer | undefined;
   private verifyTimer: ScheduledTimer | undefined;
   private renewFailures = 0;
+  private readonly suspend = new SuspendCheck();
   /** Writes sent and not yet answered. */
   writesInFlight = 0;
   /** A write's outcome is unknown and no later write has settled it. */
@@ -77,14 +79,18 @@ export class LeaseKeeper {
   /** Past the deadline: the lease can no longer be trusted, whatever a timer would say later. */
   checkDeadline(): void {
     if (!this.lock.keeping()) return;
-    if (this.time.monotonic() < this.deadline) return;
+    const now = this.time.monotonic();
+    let why =
+      'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)';
+    if (now < this.deadline) {
+      // Before the deadline by the monotonic clock, which a machine suspend stops.
+      const suspected = this.suspend.suspected(this.lease, this.lock.terms().leaseMs, this.time.now(), now);
+      if (suspected === undefined) return;
+      why = suspected;
+    }
     this.lock.leaseOutcome({
       outcome: 'lost',
-      error: new LockLostError(
-        this.lock.key,
-        'the lease ran out before a renewal could land (store unreachable, or the event loop was blocked)',
-        { maybeApplied: this.unsure, reason: 'expired' },
-      ),
+      error: new LockLostError(this.lock.key, why, { maybeApplied: this.unsure, reason: 'expired' }),
     });
   }
 

@@ -9,7 +9,7 @@ export interface LockHolderInfo {
   context?: string;
   /** Wall-clock start of this acquisition as stored (ms since epoch). */
   acquiredAt: number;
-  /** When its lease ends on its own clock; null for a fail-closed lock. */
+  /** When its lease ends on its own clock; null for a fail-closed lock, or a holder on untrusted clocks. */
   expiresAt: number | null;
   /** 'held' while its lease runs, 'expired' once it ran out (not yet taken over). */
   state: 'held' | 'expired';

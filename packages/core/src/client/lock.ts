@@ -234,7 +234,7 @@ export class Lock<T = unknown> {
     return this.lease.record.data as T | undefined;
   }
 
-  /** Wall-clock end of the current lease (ms since epoch) as stored; null for fail-closed locks. */
+  /** Wall-clock end of the current lease (ms since epoch) as stored; null for fail-closed locks and on untrusted clocks. */
   get expiresAt(): number | null {
     return this.lease.record.holder?.expiresAt ?? null;
   }

@@ -44,7 +44,11 @@ export interface LeaseHolder {
   renewedAt: number;
   /** Lease length; null for fail-closed locks that never expire. */
   leaseMs: number | null;
-  /** renewedAt + leaseMs on the holder's wall clock; null for fail-closed locks. */
+  /**
+   * renewedAt + leaseMs on the holder's wall clock; null for fail-closed locks, and for holders on
+   * untrusted clocks (their wall clock may be far off: every waiter judges their lease by
+   * watching the record).
+   */
   expiresAt: number | null;
   /** Who and why, for humans. */
   context?: string | undefined;

@@ -44,6 +44,38 @@ export function clockCases<Store>(run: LockRun<Store>): void {
 
   test(
     title(
+      'mixed clock modes: a trusted waiter never takes over a renewed lease of a holder on untrusted clocks an hour behind, and takes an abandoned one only after the holder gave up',
+      limits.untrustedClock,
+    ),
+    async () => {
+      if (limits.untrustedClock) return; // untrusted clocks are refused (the case above)
+      const key = uniqueKey('mixed-modes');
+      // A lease of ten heartbeats: a loaded machine's slow renewal must not look like an abandoned lease.
+      const leaseMs = 1000;
+      const holder = client({
+        leaseMs,
+        heartbeatMs: 100,
+        clock: { mode: 'untrusted', time: skewed(-3_600_000) },
+      });
+      const waiter = client({ leaseMs });
+      const renewed = await holder.acquire(key);
+      // The holder's wall clock says its lease ended an hour ago: a trusted waiter must not care.
+      expect(await waiter.tryAcquire(key)).toBeNull();
+      await expect(waiter.acquire(key, { waitMs: 2500 })).rejects.toBeInstanceOf(LockTimeoutError);
+      expect(renewed.signal.aborted).toBe(false);
+      await renewed.release();
+
+      const abandoned = await holder.acquire(key, { heartbeatMs: false });
+      const taken = await waiter.acquire(key, { waitMs: 5000 });
+      // Ordering, not timing: the abandoned holder's own deadline passed before the takeover.
+      expect(abandoned.signal.aborted).toBe(true);
+      expect(taken.fencingToken).toBe(abandoned.fencingToken + 1);
+      await taken.release();
+    },
+  );
+
+  test(
+    title(
       'trusted clocks: a waiter far ahead in time sees the lease as expired (why untrusted mode exists)',
       limits.takeoverTrace,
     ),

@@ -106,14 +106,14 @@ export async function claimInOneRequest(
   contender.writeIds?.add(record.writeId); // recognised as its own should the answer be lost
   const seen = parts.known.get(key);
   const tokenFloor = parts.known.tokenFloor(key);
+  // A lease judged by watching its record (untrusted clocks, or a holder on them) is claimed by
+  // the version seen unchanged for a lease; one with a stored expiry also once it has passed.
+  const version = seen?.current && isClaimable(parts, key, seen.current) ? seen.current.version : undefined;
   const request: ClaimRequest =
     parts.clock.mode === 'trusted'
       ? // The same instant as the holder's acquiredAt: a takeover never starts before the lease it ends.
-        { record, expiredBefore: record.holder!.acquiredAt - parts.clock.toleranceMs }
-      : {
-          record,
-          version: seen?.current && isClaimable(parts, key, seen.current) ? seen.current.version : undefined,
-        };
+        { record, expiredBefore: record.holder!.acquiredAt - parts.clock.toleranceMs, version }
+      : { record, version };
   if (tokenFloor > 0) request.tokenFloor = tokenFloor;
   const sentAt = parts.clock.time.monotonic();
   contender.firstSentAt ??= sentAt;

@@ -32,6 +32,7 @@ import { claimSlot, slotLease } from './slot-claim.js';
 import { liveSlots, msUntilSlotFree, type SlotParts, SlotSightings } from './slot-claimable.js';
 import { checkSameLimit, holdersOf, isSemaphore, limitOf, semaphoreRecord, slotOf } from './slot-records.js';
 import { writeOwnSlot } from './slot-write.js';
+import { storedExpiry } from './stored-expiry.js';
 
 /**
  * The lease protocol, written once over any LockStore: claim a free or expired record
@@ -118,6 +119,9 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
   }
 
   passLocally(lease: LeaseState, terms: LeaseTerms): boolean {
+    // A record read since shows a token above the lease's reserve: another client took the key
+    // (an early takeover): hand over with a write, which learns so, not with none.
+    if (this.known.tokenFloor(lease.key) > lease.record.token) return false;
     return passLeaseLocally(lease, terms, this.clock.time.now());
   }
 
@@ -261,7 +265,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
             ...slot,
             renewedAt: now,
             leaseMs: finite ? leaseMs : null,
-            expiresAt: finite ? now + leaseMs : null,
+            expiresAt: storedExpiry(this.clock, now, finite ? leaseMs : null),
             writeId: this.clock.time.randomId(),
           };
           return { slot: renewed, data };
@@ -285,7 +289,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
             ...base.holder!,
             renewedAt: now,
             leaseMs: finite ? leaseMs : null,
-            expiresAt: finite ? now + leaseMs : null,
+            expiresAt: storedExpiry(this.clock, now, finite ? leaseMs : null),
           },
           writeId: this.clock.time.randomId(),
         };

@@ -1,6 +1,7 @@
 import type { LeaseHolder, LockRecord, VersionedRecord } from '../../contract/lock-record.js';
 import type { Contender, LeaseState, LeaseTerms } from '../lease-engine.js';
 import type { CasParts } from './cas-parts.js';
+import { storedExpiry } from './stored-expiry.js';
 
 // The pieces of a lease this client holds or is about to: its holder, its token, and the lease state made from a record.
 
@@ -18,7 +19,7 @@ export function newHolder(
     acquiredAt: acquiredAt ?? now,
     renewedAt: now,
     leaseMs,
-    expiresAt: leaseMs === null ? null : now + leaseMs,
+    expiresAt: storedExpiry(parts.clock, now, leaseMs),
     context: terms.context,
   };
 }

@@ -3,7 +3,7 @@ import type { CasParts } from './cas-parts.js';
 import { holdersOf } from './slot-records.js';
 
 // Which holders of a semaphore still hold it: by each holder's stored expiry on trusted clocks,
-// or, on untrusted ones, by how long this client has seen that holder's entry unchanged (its
+// or, on untrusted ones (and for a holder on untrusted clocks, which stores none), by how long this client has seen that holder's entry unchanged (its
 // own writeId), since the record's version moves with every other holder's writes.
 
 /** When this client first saw each semaphore holder entry as it is now. Bounded like KnownRecords. */
@@ -35,8 +35,8 @@ export interface SlotParts extends CasParts {
 export function msUntilSlotEnds(parts: SlotParts, key: string, holder: SlotHolder): number | undefined {
   if (holder.leaseMs === null) return undefined;
   const { clock } = parts;
-  if (clock.mode === 'trusted') {
-    if (holder.expiresAt === null) return undefined;
+  // A holder on untrusted clocks stores no expiry: judged by its entry unchanged, in every mode.
+  if (clock.mode === 'trusted' && holder.expiresAt !== null) {
     // Strictly after the tolerance, as for a lock's takeover.
     return Math.max(0, holder.expiresAt + clock.toleranceMs + 1 - clock.time.now());
   }

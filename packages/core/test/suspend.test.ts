@@ -1,0 +1,118 @@
+import { describe, expect, test } from 'vitest';
+import {
+  type ClockMode,
+  type Lock,
+  LockClient,
+  LockLostError,
+  memoryStore,
+  type Scheduler,
+} from '../src/index.js';
+import { ManualTime } from './helpers/manual-time.js';
+
+/**
+ * A machine on `time` that can be suspended: while it sleeps its monotonic clock stands still and
+ * its timers wait (they fall due on the monotonic clock), while its wall clock moves on with
+ * everyone else's.
+ */
+function suspendableMachine(time: ManualTime) {
+  const base = time.scheduler();
+  let stoppedAt: number | undefined;
+  let stoppedMs = 0;
+  let steppedMs = 0;
+  const asleep: Array<() => void> = [];
+  const scheduler: Scheduler = {
+    ...base,
+    now: () => base.now() + steppedMs,
+    monotonic: () => (stoppedAt ?? time.elapsed) - stoppedMs,
+    setTimer: (run, ms) => time.schedule(() => (stoppedAt === undefined ? run() : asleep.push(run)), ms),
+  };
+  return {
+    scheduler,
+    /** Steps the wall clock (an NTP correction). */
+    stepWall: (ms: number) => {
+      steppedMs += ms;
+    },
+    suspend: () => {
+      stoppedAt = time.elapsed;
+    },
+    /** Wakes the machine; the timers that fell due meanwhile are returned, not run. */
+    wake: () => {
+      stoppedMs += time.elapsed - stoppedAt!;
+      stoppedAt = undefined;
+      return asleep.splice(0);
+    },
+  };
+}
+
+describe('a machine suspended past its lease (monotonic clock stopped, wall clock moved on)', () => {
+  for (const mode of ['trusted', 'untrusted'] as ClockMode[]) {
+    test(`${mode} clocks: the holder learns on its first look that the lease may be gone, before any timer runs`, async () => {
+      const time = new ManualTime();
+      const store = memoryStore();
+      const machine = suspendableMachine(time);
+      const holder = new LockClient({ store, leaseMs: 3_000, clock: { mode, time: machine.scheduler } });
+      const other = new LockClient({ store, leaseMs: 3_000, clock: { mode, time: time.scheduler() } });
+      const lock = await holder.acquire('k');
+
+      machine.suspend();
+      let taken: Lock | undefined;
+      void other.acquire('k', { waitMs: 60_000 }).then((l) => (taken = l));
+      expect(await time.until(() => taken !== undefined, 20_000)).toBe(true);
+      const overdue = machine.wake();
+
+      // By its monotonic clock the holder slept for no time at all; by the wall clock, for longer than the lease.
+      expect(lock.isHeld).toBe(false);
+      expect(lock.signal.aborted).toBe(true);
+      expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+      expect((lock.signal.reason as LockLostError).message).toMatch(/suspended/);
+      expect(taken!.isHeld).toBe(true);
+      for (const run of overdue) run();
+      await taken!.release();
+    });
+  }
+
+  test('a wall clock stepped back an hour before the suspend does not hide it, once a check ran in between', async () => {
+    const time = new ManualTime();
+    const store = memoryStore();
+    const machine = suspendableMachine(time);
+    const holder = new LockClient({
+      store,
+      leaseMs: 3_000,
+      clock: { mode: 'untrusted', time: machine.scheduler },
+    });
+    const other = new LockClient({
+      store,
+      leaseMs: 3_000,
+      clock: { mode: 'untrusted', time: time.scheduler() },
+    });
+    const lock = await holder.acquire('k');
+    machine.stepWall(-3_600_000);
+    expect(lock.isHeld).toBe(true); // a check: the wall clock went back, nothing was lost
+
+    machine.suspend();
+    let taken: Lock | undefined;
+    void other.acquire('k', { waitMs: 60_000 }).then((l) => (taken = l));
+    expect(await time.until(() => taken !== undefined, 20_000)).toBe(true);
+    const overdue = machine.wake();
+    expect(lock.isHeld).toBe(false);
+    expect((lock.signal.reason as LockLostError).message).toMatch(/suspended/);
+    for (const run of overdue) run();
+    await taken!.release();
+  });
+
+  test('a suspend much shorter than the lease is not a loss', async () => {
+    const time = new ManualTime();
+    const machine = suspendableMachine(time);
+    const holder = new LockClient({
+      store: memoryStore(),
+      leaseMs: 30_000,
+      clock: { time: machine.scheduler },
+    });
+    const lock = await holder.acquire('k');
+    machine.suspend();
+    await time.advance(1_000); // within the slack (a twentieth of the lease, at most 1 s)
+    for (const run of machine.wake()) run();
+    expect(lock.isHeld).toBe(true);
+    await lock.release();
+  });
+});
