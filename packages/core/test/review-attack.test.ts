@@ -1,0 +1,86 @@
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { type S3Server, startS3Server } from '@latch/testing';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { LockClient, type LockClientOptions, LockLostError, s3ListStore } from '../src/index.js';
+
+// A reviewer's attacks on the lock protocol: each test is an interleaving that breaks one of
+// Latch's promises (never held twice, nothing lost, no key held for ever by nobody).
+
+const BUCKET = 'review-attack';
+const PREFIX = 'attack/';
+
+let server: S3Server;
+let s3: S3Client;
+let seq = 0;
+const freshName = (label: string) => `${label}/${Date.now().toString(36)}-${++seq}`;
+const listStore = (sdk = s3) => s3ListStore({ client: sdk, bucket: BUCKET, prefix: PREFIX, settleMs: 50 });
+const listClient = (options: Partial<LockClientOptions> = {}) =>
+  new LockClient({ store: listStore(), pollMs: 50, heartbeatMs: false, ...options });
+
+async function objectsOf(name: string): Promise<string[]> {
+  const page = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${PREFIX}${name}.` }));
+  return (page.Contents ?? []).map((object) => object.Key!);
+}
+
+beforeAll(async () => {
+  server = await startS3Server({ bucket: BUCKET, conditionalWrites: false });
+  s3 = new S3Client(server.clientConfig());
+});
+afterAll(async () => {
+  s3?.destroy();
+  await server?.stop();
+});
+beforeEach(() => server.faults.clear());
+
+describe('list strategy: a renewal whose answer never came, of a lease that ends without a release', () => {
+  const LATE_MS = 300;
+
+  /** A client whose SDK does not retry, so that a cut connection reaches the engine. */
+  function unretried() {
+    const sdk = new S3Client({ ...server.clientConfig(), maxAttempts: 1 });
+    const locks = new LockClient({
+      store: listStore(sdk),
+      pollMs: 50,
+      heartbeatMs: false,
+      leaseMs: 60_000,
+      retry: { attempts: 1, baseMs: 10, maxMs: 20 },
+    });
+    return { sdk, locks };
+  }
+
+  async function untilLanded(name: string): Promise<void> {
+    while (!server.requestLog.some((entry) => entry.fault === 'applyLate' && entry.key?.includes(name))) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  // The holder's extend(Infinity) uploads a "never" object; its answer never comes, and it is
+  // applied 300 ms later. Meanwhile forceRelease (an operator's tool, here in the same client)
+  // deletes the holder's objects and marks the lock lost: the engine never hears the lease
+  // is over (only its own renew/release call leaseOver), so the late "never" object is not
+  // withdrawn, not swept, and sorts before every later contender: the key is held for ever
+  // by nobody, for every other client.
+  test('forceRelease in the holding client while extend(Infinity) is unanswered: another client still gets the key', async () => {
+    const name = freshName('late-renewal-forced');
+    const { sdk, locks } = unretried();
+    const lock = await locks.acquire(name);
+    const late = server.faults.applyLate(
+      { op: 'PutObject', key: new RegExp(`^${PREFIX}${name}\\.`), times: 1 },
+      { delayMs: LATE_MS },
+    );
+    await expect(lock.extend(Number.POSITIVE_INFINITY)).rejects.toThrow();
+    expect(late.hits).toBe(1);
+    expect(await locks.forceRelease(name)).toBe(true);
+    expect(lock.isHeld).toBe(false);
+    await expect(lock.release()).rejects.toBeInstanceOf(LockLostError);
+    await untilLanded(name);
+    const other = await listClient({ leaseMs: Number.POSITIVE_INFINITY })
+      .acquire(name, { waitMs: 10_000 })
+      .catch((error: unknown) => error);
+    const left = await objectsOf(name);
+    expect(other, `objects left: ${left.join(', ')}`).not.toBeInstanceOf(Error);
+    await (other as { release(): Promise<void> }).release();
+    await locks.close();
+    sdk.destroy();
+  }, 20_000);
+});
