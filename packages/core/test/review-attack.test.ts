@@ -83,4 +83,30 @@ describe('list strategy: a renewal whose answer never came, of a lease that ends
     await locks.close();
     sdk.destroy();
   }, 20_000);
+
+  // The same with the lock lost by the clock: extend(60 s) of a 1.5 s lease gets no answer and
+  // is applied 2 s later, after the lease ran out and the lock was marked lost. The late object
+  // says "held for 60 s more" and nobody holds it: other clients wait for it to expire.
+  test('extend(60 s) unanswered, the lock lost by the clock, the upload applied after: another client gets the key soon', async () => {
+    const name = freshName('late-renewal-expired');
+    const { sdk, locks } = unretried();
+    const lock = await locks.acquire(name, { leaseMs: 1_500 });
+    const late = server.faults.applyLate(
+      { op: 'PutObject', key: new RegExp(`^${PREFIX}${name}\\.`), times: 1 },
+      { delayMs: 2_000 },
+    );
+    await expect(lock.extend(60_000)).rejects.toThrow();
+    expect(late.hits).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 1_600));
+    expect(lock.isHeld).toBe(false); // lost by the clock
+    await untilLanded(name);
+    const other = await listClient({ leaseMs: 10_000 })
+      .acquire(name, { waitMs: 8_000 })
+      .catch((error: unknown) => error);
+    const left = await objectsOf(name);
+    expect(other, `objects left: ${left.join(', ')}`).not.toBeInstanceOf(Error);
+    await (other as { release(): Promise<void> }).release();
+    await locks.close();
+    sdk.destroy();
+  }, 30_000);
 });
