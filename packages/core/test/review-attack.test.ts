@@ -1,7 +1,17 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { type S3Server, startS3Server } from '@latch/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { LockClient, type LockClientOptions, LockLostError, s3ListStore } from '../src/index.js';
+import {
+  type Lock,
+  LockClient,
+  type LockClientOptions,
+  LockLostError,
+  type LockStore,
+  LockStoreError,
+  s3ListStore,
+} from '../src/index.js';
+import type { LockRecord, WriteCondition } from '../src/store.js';
+import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
 // A reviewer's attacks on the lock protocol: each test is an interleaving that breaks one of
 // Latch's promises (never held twice, nothing lost, no key held for ever by nobody).
@@ -109,4 +119,63 @@ describe('list strategy: a renewal whose answer never came, of a lease that ends
     await locks.close();
     sdk.destroy();
   }, 30_000);
+});
+
+describe('forceRelease in a client whose own acquisition is answered while it runs', () => {
+  // Client A: acquisition X's claim lands (record held by X) and its answer is on its way.
+  // A.forceRelease reads the record (holder X) and frees it (W0), but W0's answer is lost and
+  // the read-back comes late: meanwhile client B claims the free key, so the read-back shows
+  // B's record, not W0. forceRelease tries again, frees B (W1) and returns the holders of the
+  // record W1 was conditional on: {B}. X's answer arrived meanwhile: X is a holder of A that
+  // was not one when forceRelease was sent, and not among those it returned, so it is not
+  // marked lost, though W0 freed it. The key is free in the store; client C takes it while X
+  // is still held in A (and A could pass X on to a local caller with no write).
+  test('a holder freed by an earlier attempt of the freeing write is marked lost too', async () => {
+    const s = scriptedClients({ leaseMs: 10_000 });
+    const inner = s.scripted.inner;
+    let loseFreeAnswer = true;
+    let lateReads = 0;
+    const after = (ms: number) => new Promise((resolve) => s.time.schedule(() => resolve(undefined), ms));
+    const store: LockStore = {
+      ...inner,
+      write: async (key: string, record: LockRecord, condition: WriteCondition) => {
+        if (record.holder !== null) {
+          // X's claim: applied at once, answered 30 ms later.
+          const outcome = await inner.write(key, record, condition);
+          await after(30);
+          return outcome;
+        }
+        if (loseFreeAnswer) {
+          loseFreeAnswer = false;
+          await inner.write(key, record, condition);
+          lateReads = 1; // the read-back after this lost answer reaches the store 50 ms later
+          throw new LockStoreError('request timed out', { retryable: true, maybeApplied: true });
+        }
+        return inner.write(key, record, condition);
+      },
+      read: async (key: string) => {
+        if (lateReads > 0) {
+          lateReads--;
+          await after(50);
+        }
+        return inner.read(key);
+      },
+    };
+    const a = s.client({}, store);
+    let x: Lock | null | undefined;
+    void a.tryAcquire('k').then((lock) => (x = lock));
+    await s.time.advance(1); // X's claim has landed; its answer comes at 30 ms
+    const freeing = a.forceRelease('k');
+    await s.time.advance(10); // W0 landed unseen; the read-back is on its way
+    const b = await replica(s).tryAcquire('k');
+    expect(b).not.toBeNull(); // B claimed the key W0 freed
+    await s.time.advance(100);
+    expect(await freeing).toBe(true);
+    expect(x).toBeDefined();
+    expect(x).not.toBeNull(); // X was acquired (its claim landed before W0)
+    const c = await replica(s).tryAcquire('k');
+    // Held twice: X in A, and C, on a record that shows only C.
+    expect(held(c ?? undefined) && held(x ?? undefined)).toBe(false);
+    expect(held(x ?? undefined)).toBe(false);
+  });
 });
