@@ -179,3 +179,25 @@ describe('forceRelease in a client whose own acquisition is answered while it ru
     expect(held(x ?? undefined)).toBe(false);
   });
 });
+
+describe('a slot release with lockAtLeastMs whose first attempt landed unseen (simulator seed 200458)', () => {
+  // Slot holder A (limit 2) releases with data 'A' inside its minimum hold: the release is a
+  // write that shortens A's slot and stores 'A'. It lands, its answer and the read-back are
+  // lost: unknown outcome, retried in the background. Meanwhile holder B (another client)
+  // stores 'B' with update() and is told it is stored. A's retry finds its slot still there
+  // (written by its own landed attempt), rebases on B's record and stores 'A' again: B's
+  // acknowledged data is silently replaced by older data.
+  test("the retried release does not store its data again over another holder's later update", async () => {
+    const s = scriptedClients();
+    const b = await replica(s).acquire('k', { limit: 2 });
+    const a = await s.client().acquire('k', { limit: 2, lockAtLeastMs: 10_000 });
+    s.scripted.nextWrite({ kind: 'lose-answer' });
+    s.scripted.nextReadFails();
+    await expect(a.release({ data: 'A' })).rejects.toMatchObject({ maybeApplied: true });
+    expect((await replica(s).inspect('k')).data).toBe('A'); // it landed
+    await b.update('B');
+    expect((await replica(s).inspect('k')).data).toBe('B');
+    await s.time.advance(1_000); // A's release is retried in the background
+    expect((await replica(s).inspect('k')).data).toBe('B');
+  });
+});
