@@ -121,6 +121,42 @@ describe('list strategy: a renewal whose answer never came, of a lease that ends
   }, 30_000);
 });
 
+describe('list strategy: a fail-closed lock lost by the clock while extend(finite) was unanswered', () => {
+  // Lock.markLost gives a fail-closed lease that may still be in the store back through
+  // engine.settleAbandoned, which the list engine does not have. extend(1 s) of a "never"
+  // lease gets no answer (applied 300 ms later, as a 1 s object): the lock is lost by the
+  // clock at 1 s and nothing deletes its "never" object, which keeps the lease's place first
+  // in the queue: the key is held for ever by nobody, its own client included.
+  test('another client gets the key', async () => {
+    const name = freshName('never-lost-by-clock');
+    const sdk = new S3Client({ ...server.clientConfig(), maxAttempts: 1 });
+    const locks = new LockClient({
+      store: listStore(sdk),
+      pollMs: 50,
+      heartbeatMs: false,
+      leaseMs: Number.POSITIVE_INFINITY,
+      retry: { attempts: 1, baseMs: 10, maxMs: 20 },
+    });
+    const lock = await locks.acquire(name);
+    server.faults.applyLate(
+      { op: 'PutObject', key: new RegExp(`^${PREFIX}${name}\\.`), times: 1 },
+      { delayMs: 300 },
+    );
+    await expect(lock.extend(1_000)).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(lock.isHeld).toBe(false); // lost by the clock
+    await expect(lock.release()).rejects.toBeInstanceOf(LockLostError);
+    const other = await listClient({ leaseMs: Number.POSITIVE_INFINITY })
+      .acquire(name, { waitMs: 5_000 })
+      .catch((error: unknown) => error);
+    const left = await objectsOf(name);
+    expect(other, `objects left: ${left.join(', ')}`).not.toBeInstanceOf(Error);
+    await (other as { release(): Promise<void> }).release();
+    await locks.close();
+    sdk.destroy();
+  }, 20_000);
+});
+
 describe('forceRelease in a client whose own acquisition is answered while it runs', () => {
   // Client A: acquisition X's claim lands (record held by X) and its answer is on its way.
   // A.forceRelease reads the record (holder X) and frees it (W0), but W0's answer is lost and
