@@ -214,6 +214,26 @@ describe('forceRelease in a client whose own acquisition is answered while it ru
     expect(held(c ?? undefined) && held(x ?? undefined)).toBe(false);
     expect(held(x ?? undefined)).toBe(false);
   });
+
+  // Simpler, and older than the change: tryAcquire's claim lands, forceRelease of the same
+  // client frees it (the lock ids it returns name it) and returns before the claim's answer
+  // comes. No holder had that id when forceRelease marked them, and tryAcquire's path
+  // (holdWon) does not look at the forceRelease count the key queue's poller checks: X is
+  // handed to its caller on a free record, and another client takes the key too.
+  test('a tryAcquire answered after forceRelease of its own client freed its claim is not handed out', async () => {
+    const s = scriptedClients({ leaseMs: 10_000 });
+    const a = s.client();
+    s.scripted.nextWrite({ kind: 'slow', ms: 200 }, (record) => record?.holder != null);
+    let x: Lock | null | undefined;
+    void a.tryAcquire('k').then((lock) => (x = lock));
+    await s.time.advance(1); // X's claim has landed; its answer comes at 200 ms
+    expect(await a.forceRelease('k')).toBe(true);
+    expect((await replica(s).inspect('k')).state).toBe('free');
+    await s.time.advance(300);
+    const c = await replica(s).tryAcquire('k');
+    expect(c).not.toBeNull();
+    expect(held(x ?? undefined)).toBe(false);
+  });
 });
 
 describe('a slot release with lockAtLeastMs whose first attempt landed unseen (simulator seed 200458)', () => {
