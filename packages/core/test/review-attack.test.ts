@@ -157,6 +157,32 @@ describe('list strategy: a fail-closed lock lost by the clock while extend(finit
   }, 20_000);
 });
 
+describe('list strategy: a claim of the key queue dropped because forceRelease of its client ran meanwhile', () => {
+  // A waiter's claim is sent; forceRelease of the same client frees the holder (another
+  // client's) before the claim is answered; the claim wins. The key queue drops a lease won
+  // by a request sent before a forceRelease of its client and settles it through
+  // engine.settleAbandoned, which the list engine does not have: the won "never" object stays,
+  // first in the queue. The waiter claims again as a new contender behind it: it, and every
+  // other client, wait for ever on an object nobody holds.
+  test('the waiter gets the key', async () => {
+    const name = freshName('dropped-win');
+    const holder = await listClient({ leaseMs: Number.POSITIVE_INFINITY }).acquire(name);
+    expect(holder.isHeld).toBe(true);
+    const locks = listClient({ leaseMs: Number.POSITIVE_INFINITY });
+    // The listing that decides the waiter's first claim reaches the store 300 ms late.
+    const slow = server.faults.latency({ op: 'ListObjectsV2', times: 1 }, 300);
+    const waiting = locks.acquire(name, { waitMs: 5_000 }).catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await locks.forceRelease(name)).toBe(true); // frees the other client's holder
+    const waiter = await waiting;
+    expect(slow.active).toBe(false);
+    const left = await objectsOf(name);
+    expect(waiter, `objects left: ${left.join(', ')}`).not.toBeInstanceOf(Error);
+    await (waiter as { release(): Promise<void> }).release();
+    await locks.close();
+  }, 20_000);
+});
+
 describe('forceRelease in a client whose own acquisition is answered while it runs', () => {
   // Client A: acquisition X's claim lands (record held by X) and its answer is on its way.
   // A.forceRelease reads the record (holder X) and frees it (W0), but W0's answer is lost and
