@@ -1,0 +1,285 @@
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { type S3Server, startS3Server } from '@latch/testing';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import {
+  type Lock,
+  LockClient,
+  type LockClientOptions,
+  LockLostError,
+  type LockStore,
+  LockStoreError,
+  s3ListStore,
+} from '../src/index.js';
+import type { LockRecord, WriteCondition } from '../src/store.js';
+import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
+
+// A reviewer's attacks on the lock protocol: each test is an interleaving that breaks one of
+// Latch's promises (never held twice, nothing lost, no key held for ever by nobody).
+
+const BUCKET = 'review-attack';
+const PREFIX = 'attack/';
+
+let server: S3Server;
+let s3: S3Client;
+let seq = 0;
+const freshName = (label: string) => `${label}/${Date.now().toString(36)}-${++seq}`;
+const listStore = (sdk = s3) => s3ListStore({ client: sdk, bucket: BUCKET, prefix: PREFIX, settleMs: 50 });
+const listClient = (options: Partial<LockClientOptions> = {}) =>
+  new LockClient({ store: listStore(), pollMs: 50, heartbeatMs: false, ...options });
+
+async function objectsOf(name: string): Promise<string[]> {
+  const page = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${PREFIX}${name}.` }));
+  return (page.Contents ?? []).map((object) => object.Key!);
+}
+
+beforeAll(async () => {
+  server = await startS3Server({ bucket: BUCKET, conditionalWrites: false });
+  s3 = new S3Client(server.clientConfig());
+});
+afterAll(async () => {
+  s3?.destroy();
+  await server?.stop();
+});
+beforeEach(() => server.faults.clear());
+
+describe('list strategy: a renewal whose answer never came, of a lease that ends without a release', () => {
+  const LATE_MS = 300;
+
+  /** A client whose SDK does not retry, so that a cut connection reaches the engine. */
+  function unretried() {
+    const sdk = new S3Client({ ...server.clientConfig(), maxAttempts: 1 });
+    const locks = new LockClient({
+      store: listStore(sdk),
+      pollMs: 50,
+      heartbeatMs: false,
+      leaseMs: 60_000,
+      retry: { attempts: 1, baseMs: 10, maxMs: 20 },
+    });
+    return { sdk, locks };
+  }
+
+  async function untilLanded(name: string): Promise<void> {
+    while (!server.requestLog.some((entry) => entry.fault === 'applyLate' && entry.key?.includes(name))) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  // The holder's extend(Infinity) uploads a "never" object; its answer never comes, and it is
+  // applied 300 ms later. Meanwhile forceRelease (an operator's tool, here in the same client)
+  // deletes the holder's objects and marks the lock lost: the engine never hears the lease
+  // is over (only its own renew/release call leaseOver), so the late "never" object is not
+  // withdrawn, not swept, and sorts before every later contender: the key is held for ever
+  // by nobody, for every other client.
+  test('forceRelease in the holding client while extend(Infinity) is unanswered: another client still gets the key', async () => {
+    const name = freshName('late-renewal-forced');
+    const { sdk, locks } = unretried();
+    const lock = await locks.acquire(name);
+    const late = server.faults.applyLate(
+      { op: 'PutObject', key: new RegExp(`^${PREFIX}${name}\\.`), times: 1 },
+      { delayMs: LATE_MS },
+    );
+    await expect(lock.extend(Number.POSITIVE_INFINITY)).rejects.toThrow();
+    expect(late.hits).toBe(1);
+    expect(await locks.forceRelease(name)).toBe(true);
+    expect(lock.isHeld).toBe(false);
+    await expect(lock.release()).rejects.toBeInstanceOf(LockLostError);
+    await untilLanded(name);
+    const other = await listClient({ leaseMs: Number.POSITIVE_INFINITY })
+      .acquire(name, { waitMs: 10_000 })
+      .catch((error: unknown) => error);
+    const left = await objectsOf(name);
+    expect(other, `objects left: ${left.join(', ')}`).not.toBeInstanceOf(Error);
+    await (other as { release(): Promise<void> }).release();
+    await locks.close();
+    sdk.destroy();
+  }, 20_000);
+
+  // The same with the lock lost by the clock: extend(60 s) of a 1.5 s lease gets no answer and
+  // is applied 2 s later, after the lease ran out and the lock was marked lost. The late object
+  // says "held for 60 s more" and nobody holds it: other clients wait for it to expire.
+  test('extend(60 s) unanswered, the lock lost by the clock, the upload applied after: another client gets the key soon', async () => {
+    const name = freshName('late-renewal-expired');
+    const { sdk, locks } = unretried();
+    const lock = await locks.acquire(name, { leaseMs: 1_500 });
+    const late = server.faults.applyLate(
+      { op: 'PutObject', key: new RegExp(`^${PREFIX}${name}\\.`), times: 1 },
+      { delayMs: 2_000 },
+    );
+    await expect(lock.extend(60_000)).rejects.toThrow();
+    expect(late.hits).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 1_600));
+    expect(lock.isHeld).toBe(false); // lost by the clock
+    await untilLanded(name);
+    const other = await listClient({ leaseMs: 10_000 })
+      .acquire(name, { waitMs: 8_000 })
+      .catch((error: unknown) => error);
+    const left = await objectsOf(name);
+    expect(other, `objects left: ${left.join(', ')}`).not.toBeInstanceOf(Error);
+    await (other as { release(): Promise<void> }).release();
+    await locks.close();
+    sdk.destroy();
+  }, 30_000);
+});
+
+describe('list strategy: a fail-closed lock lost by the clock while extend(finite) was unanswered', () => {
+  // Lock.markLost gives a fail-closed lease that may still be in the store back through
+  // engine.settleAbandoned, which the list engine does not have. extend(1 s) of a "never"
+  // lease gets no answer (applied 300 ms later, as a 1 s object): the lock is lost by the
+  // clock at 1 s and nothing deletes its "never" object, which keeps the lease's place first
+  // in the queue: the key is held for ever by nobody, its own client included.
+  test('another client gets the key', async () => {
+    const name = freshName('never-lost-by-clock');
+    const sdk = new S3Client({ ...server.clientConfig(), maxAttempts: 1 });
+    const locks = new LockClient({
+      store: listStore(sdk),
+      pollMs: 50,
+      heartbeatMs: false,
+      leaseMs: Number.POSITIVE_INFINITY,
+      retry: { attempts: 1, baseMs: 10, maxMs: 20 },
+    });
+    const lock = await locks.acquire(name);
+    server.faults.applyLate(
+      { op: 'PutObject', key: new RegExp(`^${PREFIX}${name}\\.`), times: 1 },
+      { delayMs: 300 },
+    );
+    await expect(lock.extend(1_000)).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(lock.isHeld).toBe(false); // lost by the clock
+    await expect(lock.release()).rejects.toBeInstanceOf(LockLostError);
+    const other = await listClient({ leaseMs: Number.POSITIVE_INFINITY })
+      .acquire(name, { waitMs: 5_000 })
+      .catch((error: unknown) => error);
+    const left = await objectsOf(name);
+    expect(other, `objects left: ${left.join(', ')}`).not.toBeInstanceOf(Error);
+    await (other as { release(): Promise<void> }).release();
+    await locks.close();
+    sdk.destroy();
+  }, 20_000);
+});
+
+describe('list strategy: a claim of the key queue dropped because forceRelease of its client ran meanwhile', () => {
+  // A waiter's claim is sent; forceRelease of the same client frees the holder (another
+  // client's) before the claim is answered; the claim wins. The key queue drops a lease won
+  // by a request sent before a forceRelease of its client and settles it through
+  // engine.settleAbandoned, which the list engine does not have: the won "never" object stays,
+  // first in the queue. The waiter claims again as a new contender behind it: it, and every
+  // other client, wait for ever on an object nobody holds.
+  test('the waiter gets the key', async () => {
+    const name = freshName('dropped-win');
+    const holder = await listClient({ leaseMs: Number.POSITIVE_INFINITY }).acquire(name);
+    expect(holder.isHeld).toBe(true);
+    const locks = listClient({ leaseMs: Number.POSITIVE_INFINITY });
+    // The listing that decides the waiter's first claim reaches the store 300 ms late.
+    const slow = server.faults.latency({ op: 'ListObjectsV2', times: 1 }, 300);
+    const waiting = locks.acquire(name, { waitMs: 5_000 }).catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await locks.forceRelease(name)).toBe(true); // frees the other client's holder
+    const waiter = await waiting;
+    expect(slow.active).toBe(false);
+    const left = await objectsOf(name);
+    expect(waiter, `objects left: ${left.join(', ')}`).not.toBeInstanceOf(Error);
+    await (waiter as { release(): Promise<void> }).release();
+    await locks.close();
+  }, 20_000);
+});
+
+describe('forceRelease in a client whose own acquisition is answered while it runs', () => {
+  // Client A: acquisition X's claim lands (record held by X) and its answer is on its way.
+  // A.forceRelease reads the record (holder X) and frees it (W0), but W0's answer is lost and
+  // the read-back comes late: meanwhile client B claims the free key, so the read-back shows
+  // B's record, not W0. forceRelease tries again, frees B (W1) and returns the holders of the
+  // record W1 was conditional on: {B}. X's answer arrived meanwhile: X is a holder of A that
+  // was not one when forceRelease was sent, and not among those it returned, so it is not
+  // marked lost, though W0 freed it. The key is free in the store; client C takes it while X
+  // is still held in A (and A could pass X on to a local caller with no write).
+  test('a holder freed by an earlier attempt of the freeing write is marked lost too', async () => {
+    const s = scriptedClients({ leaseMs: 10_000 });
+    const inner = s.scripted.inner;
+    let loseFreeAnswer = true;
+    let lateReads = 0;
+    const after = (ms: number) => new Promise((resolve) => s.time.schedule(() => resolve(undefined), ms));
+    const store: LockStore = {
+      ...inner,
+      write: async (key: string, record: LockRecord, condition: WriteCondition) => {
+        if (record.holder !== null) {
+          // X's claim: applied at once, answered 30 ms later.
+          const outcome = await inner.write(key, record, condition);
+          await after(30);
+          return outcome;
+        }
+        if (loseFreeAnswer) {
+          loseFreeAnswer = false;
+          await inner.write(key, record, condition);
+          lateReads = 1; // the read-back after this lost answer reaches the store 50 ms later
+          throw new LockStoreError('request timed out', { retryable: true, maybeApplied: true });
+        }
+        return inner.write(key, record, condition);
+      },
+      read: async (key: string) => {
+        if (lateReads > 0) {
+          lateReads--;
+          await after(50);
+        }
+        return inner.read(key);
+      },
+    };
+    const a = s.client({}, store);
+    let x: Lock | null | undefined;
+    void a.tryAcquire('k').then((lock) => (x = lock));
+    await s.time.advance(1); // X's claim has landed; its answer comes at 30 ms
+    const freeing = a.forceRelease('k');
+    await s.time.advance(10); // W0 landed unseen; the read-back is on its way
+    const b = await replica(s).tryAcquire('k');
+    expect(b).not.toBeNull(); // B claimed the key W0 freed
+    await s.time.advance(100);
+    expect(await freeing).toBe(true);
+    expect(x).toBeDefined();
+    expect(x).not.toBeNull(); // X was acquired (its claim landed before W0)
+    const c = await replica(s).tryAcquire('k');
+    // Held twice: X in A, and C, on a record that shows only C.
+    expect(held(c ?? undefined) && held(x ?? undefined)).toBe(false);
+    expect(held(x ?? undefined)).toBe(false);
+  });
+
+  // Simpler, and older than the change: tryAcquire's claim lands, forceRelease of the same
+  // client frees it (the lock ids it returns name it) and returns before the claim's answer
+  // comes. No holder had that id when forceRelease marked them, and tryAcquire's path
+  // (holdWon) does not look at the forceRelease count the key queue's poller checks: X is
+  // handed to its caller on a free record, and another client takes the key too.
+  test('a tryAcquire answered after forceRelease of its own client freed its claim is not handed out', async () => {
+    const s = scriptedClients({ leaseMs: 10_000 });
+    const a = s.client();
+    s.scripted.nextWrite({ kind: 'slow', ms: 200 }, (record) => record?.holder != null);
+    let x: Lock | null | undefined;
+    void a.tryAcquire('k').then((lock) => (x = lock));
+    await s.time.advance(1); // X's claim has landed; its answer comes at 200 ms
+    expect(await a.forceRelease('k')).toBe(true);
+    expect((await replica(s).inspect('k')).state).toBe('free');
+    await s.time.advance(300);
+    const c = await replica(s).tryAcquire('k');
+    expect(c).not.toBeNull();
+    expect(held(x ?? undefined)).toBe(false);
+  });
+});
+
+describe('a slot release with lockAtLeastMs whose first attempt landed unseen (simulator seed 200458)', () => {
+  // Slot holder A (limit 2) releases with data 'A' inside its minimum hold: the release is a
+  // write that shortens A's slot and stores 'A'. It lands, its answer and the read-back are
+  // lost: unknown outcome, retried in the background. Meanwhile holder B (another client)
+  // stores 'B' with update() and is told it is stored. A's retry finds its slot still there
+  // (written by its own landed attempt), rebases on B's record and stores 'A' again: B's
+  // acknowledged data is silently replaced by older data.
+  test("the retried release does not store its data again over another holder's later update", async () => {
+    const s = scriptedClients();
+    const b = await replica(s).acquire('k', { limit: 2 });
+    const a = await s.client().acquire('k', { limit: 2, lockAtLeastMs: 10_000 });
+    s.scripted.nextWrite({ kind: 'lose-answer' });
+    s.scripted.nextReadFails();
+    await expect(a.release({ data: 'A' })).rejects.toMatchObject({ maybeApplied: true });
+    expect((await replica(s).inspect('k')).data).toBe('A'); // it landed
+    await b.update('B');
+    expect((await replica(s).inspect('k')).data).toBe('B');
+    await s.time.advance(1_000); // A's release is retried in the background
+    expect((await replica(s).inspect('k')).data).toBe('B');
+  });
+});
