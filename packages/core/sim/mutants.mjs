@@ -76,7 +76,7 @@ const MUTANTS = [
     search: 'export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {\n',
     replace:
       'export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {\n  if (leaseMs > -1) return true;\n',
-    subset: { check: 'liveness', seeds: [5] },
+    subset: { check: 'liveness', seeds: [10, 13, 5] },
   },
   {
     name: 'renewal timed from when it lands',
@@ -106,7 +106,7 @@ const MUTANTS = [
     file: 'src/engine/cas/resolved-write.ts',
     search: '    throw stillUnknown(key, unsure ?? error, error);\n',
     replace: '    throw error;\n',
-    subset: { check: 'data', seeds: [13, 8] },
+    subset: { check: 'data', seeds: [1, 13, 8] },
   },
   {
     name: 'review 2b: record unchanged after a timeout taken as not applied',
@@ -169,7 +169,7 @@ const MUTANTS = [
     file: 'src/client/lock.ts',
     search: '  get isHeld(): boolean {\n    this.keeper.checkDeadline();\n',
     replace: '  get isHeld(): boolean {\n',
-    subset: { check: 'exclusion', seeds: [4] },
+    subset: { check: 'exclusion', seeds: [13, 4] },
   },
   // Semaphores and acquireAll (issue 18).
   {
@@ -221,7 +221,7 @@ const MUTANTS = [
     file: 'src/client/lock-set.ts',
     search: '  } catch (error) {\n    await Promise.allSettled(taken.map((lock) => lock.releaseUnused()));\n',
     replace: '  } catch (error) {\n',
-    subset: { check: 'lock-set', seeds: [5] },
+    subset: { check: 'lock-set', seeds: [5, 4] },
   },
   {
     name: 'acquireAll returns a set with a lock lost on the way',
