@@ -1,6 +1,7 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { type S3Server, startS3Server } from '@latch/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { inspectLock } from '../src/client/lock.js';
 import {
   type Lock,
   LockClient,
@@ -280,5 +281,36 @@ describe('a slot release with lockAtLeastMs whose first attempt landed unseen (s
     expect((await replica(s).inspect('k')).data).toBe('B');
     await s.time.advance(1_000); // A's release is retried in the background
     expect((await replica(s).inspect('k')).data).toBe('B');
+    expect(inspectLock(a)).toMatchObject({ phase: 'released', releasePending: false });
+  });
+
+  test('a new release with other data, after the unseen one, still stores its data', async () => {
+    const s = scriptedClients();
+    const b = await replica(s).acquire('k', { limit: 2 });
+    const a = await s.client().acquire('k', { limit: 2, lockAtLeastMs: 10_000 });
+    s.scripted.nextWrite({ kind: 'lose-answer' });
+    s.scripted.nextReadFails();
+    await expect(a.release({ data: 'A' })).rejects.toMatchObject({ maybeApplied: true });
+    await b.update('B');
+    await a.release({ data: 'A2' });
+    expect((await replica(s).inspect('k')).data).toBe('A2');
+  });
+
+  test('a lock (limit 1): the retried release keeps its data, and the key frees at the end of the hold', async () => {
+    const s = scriptedClients();
+    const a = await s.client().acquire('k', { lockAtLeastMs: 10_000 });
+    s.scripted.nextWrite({ kind: 'lose-answer' });
+    s.scripted.nextReadFails();
+    await expect(a.release({ data: 'A' })).rejects.toMatchObject({ maybeApplied: true });
+    // Nobody else can write the record while A's shortened lease runs: nothing to overwrite.
+    const other = replica(s);
+    expect(await other.tryAcquire('k')).toBeNull();
+    await s.time.advance(1_000);
+    expect(inspectLock(a)).toMatchObject({ phase: 'released', releasePending: false });
+    expect((await replica(s).inspect('k')).data).toBe('A');
+    await s.time.advance(10_000); // past the hold, as the taker measures it from its first sight
+    const c = await other.tryAcquire('k');
+    expect(c).not.toBeNull();
+    expect((await replica(s).inspect('k')).data).toBe('A');
   });
 });

@@ -82,6 +82,11 @@ export interface LeaseState {
    */
   handedTo?: Set<string>;
   /**
+   * Semaphores: the data each slot write of ours carried whose outcome is not yet known, by
+   * that slot's write id. Finding such a slot in the record proves its data was stored then.
+   */
+  slotData?: Map<string, unknown>;
+  /**
    * Found in the store as ours (a write of this acquisition that landed unseen) rather than
    * written by the claim that returned it: renewed once before use (LeaseProtocol.claim).
    */

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { LockRecord, SlotHolder } from '../../contract/lock-record.js';
 import { LockLostError, LockStoreError } from '../../shared/errors.js';
 import { backoffMs } from '../../shared/retry.js';
@@ -46,7 +47,11 @@ export async function writeOwnSlot(
     const base = lease.shared!;
     // Absent only when going on from a release of ours that landed unseen (below).
     const slot = slotOf(base, lease.lockId);
-    const { slot: next, data } = change(slot!);
+    const { slot: next, data: asked } = change(slot!);
+    // An earlier attempt of this write that landed unseen (our slot in the record is its own)
+    // stored this data then; another holder may have written its own since, acknowledged to
+    // it, which this write must not put back over: it writes only its change of our slot.
+    const data = slot && landedWithData(lease, slot.writeId, asked) ? undefined : asked;
     const others = holdersOf(base).filter((holder) => holder.lockId !== lease.lockId);
     const record = semaphoreRecord(
       base,
@@ -59,10 +64,13 @@ export async function writeOwnSlot(
     lease.writeIds.add(record.writeId);
     if (next) lease.writeIds.add(next.writeId);
     trimSlotWriteIds(lease, slot?.writeId);
+    if (next && data) rememberData(lease, next.writeId, data.value);
     const isOurs = (found: LockRecord) =>
       next ? slotOf(found, lease.lockId)?.writeId === next.writeId : found.writeId === record.writeId;
     const written = await writeResolved(parts, lease.key, record, { version: lease.version }, isOurs, signal);
     if (written.ok) {
+      // Known to be written: a later call with the same data is a new call, stored again.
+      lease.slotData?.clear();
       keep(lease, written.version, written.found ?? record);
       return;
     }
@@ -71,6 +79,7 @@ export async function writeOwnSlot(
       // Certainly not stored: its ids can never turn up, and would only crowd out ours that can.
       lease.writeIds.delete(record.writeId);
       if (next) lease.writeIds.delete(next.writeId);
+      if (next) lease.slotData?.delete(next.writeId);
     }
     const current = written.current === undefined ? await parts.read(lease.key, signal) : written.current;
     const ours = slotOf(current?.record, lease.lockId);
@@ -109,6 +118,27 @@ function trimSlotWriteIds(lease: LeaseState, current: string | undefined): void 
   for (const id of lease.writeIds) {
     if (lease.writeIds.size <= MAX_WRITE_IDS) return;
     if (id !== current) lease.writeIds.delete(id);
+  }
+}
+
+/** Whether our slot, written by `slotWriteId`, was written by an attempt of unknown outcome that carried `data`. */
+function landedWithData(
+  lease: LeaseState,
+  slotWriteId: string,
+  data: { value: unknown } | undefined,
+): boolean {
+  const slotData = lease.slotData;
+  if (!data || !slotData?.has(slotWriteId)) return false;
+  return isDeepStrictEqual(slotData.get(slotWriteId), data.value);
+}
+
+/** Remembers the data a slot write carries until its outcome is known (bounded like the write ids). */
+function rememberData(lease: LeaseState, slotWriteId: string, value: unknown): void {
+  lease.slotData ??= new Map();
+  lease.slotData.set(slotWriteId, value);
+  for (const id of lease.slotData.keys()) {
+    if (lease.slotData.size <= MAX_WRITE_IDS) return;
+    lease.slotData.delete(id);
   }
 }
 
