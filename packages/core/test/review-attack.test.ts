@@ -95,6 +95,33 @@ describe('list strategy: a renewal whose answer never came, of a lease that ends
     sdk.destroy();
   }, 20_000);
 
+  // The unsure renewal is followed by one that succeeds, so the lock has no write of unknown
+  // outcome left when forceRelease ends it (nothing settles it): only the end of the lock
+  // itself tells the engine that the 10-minute upload, applied after, is nobody's.
+  test('extend(10 min) unanswered, then a renewal that succeeds, then forceRelease: another client gets the key soon', async () => {
+    const name = freshName('late-renewal-then-renewed');
+    const { sdk, locks } = unretried();
+    const lock = await locks.acquire(name);
+    const late = server.faults.applyLate(
+      { op: 'PutObject', key: new RegExp(`^${PREFIX}${name}\\.`), times: 1 },
+      { delayMs: 1_000 },
+    );
+    await expect(lock.extend(600_000)).rejects.toThrow();
+    expect(late.hits).toBe(1);
+    await lock.extend(60_000);
+    expect(await locks.forceRelease(name)).toBe(true);
+    expect(lock.isHeld).toBe(false);
+    await untilLanded(name);
+    const other = await listClient({ leaseMs: 10_000 })
+      .acquire(name, { waitMs: 8_000 })
+      .catch((error: unknown) => error);
+    const left = await objectsOf(name);
+    expect(other, `objects left: ${left.join(', ')}`).not.toBeInstanceOf(Error);
+    await (other as { release(): Promise<void> }).release();
+    await locks.close();
+    sdk.destroy();
+  }, 30_000);
+
   // The same with the lock lost by the clock: extend(60 s) of a 1.5 s lease gets no answer and
   // is applied 2 s later, after the lease ran out and the lock was marked lost. The late object
   // says "held for 60 s more" and nobody holds it: other clients wait for it to expire.

@@ -542,7 +542,10 @@ export class LockClient implements LockHost {
 
   /** @internal */
   lockEnded(lock: Lock<unknown>): void {
-    this.keys.get(lock.key)?.lockEnded(lock);
+    const queue = this.keys.get(lock.key);
+    queue?.lockEnded(lock);
+    // A lease passed on locally lives on in another lock: only the last one ends it.
+    if (!queue?.holding(lock.lease.lockId)) this.engine.leaseEnded?.(lock.lease);
   }
 
   // ---- acquiring ------------------------------------------------------------------------

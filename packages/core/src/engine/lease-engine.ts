@@ -145,6 +145,12 @@ export interface LeaseEngine {
    * and fences off writes of it that may still land. True when it had to release something.
    */
   settleAbandoned?(key: string, contender: Contender, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Optional: a lease of this client is over, however it ended (released, lost, handed over),
+   * and no lock of this client uses it any more. An engine that keeps per-lease state (uploads
+   * of it that may still land) lets it go here; it must not assume its own release ran.
+   */
+  leaseEnded?(lease: LeaseState): void;
   /** Whether `current`, just read, still shows `lease` as ours (a lock nothing renews checks this). */
   holds(lease: LeaseState, current: VersionedRecord | null): boolean;
   /**

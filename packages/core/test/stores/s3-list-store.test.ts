@@ -367,8 +367,13 @@ describe('s3ListStore: renewal', () => {
     let offset = 0;
     const time = { now: () => Date.now() + offset, monotonic: () => performance.now() };
     const lock = await client({ leaseMs: 2000, clock: { time } }).acquire(name);
+    // The wall clock passes the stored lease while the upload is on its way (before it is sent,
+    // the lock would see it passed and end without a request).
+    const slow = server.faults.latency({ op: 'PutObject', times: 1 }, 300);
+    const extended = lock.extend(2000);
+    while (slow.hits === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     offset = 5000; // this host's wall clock is now past the lease it stored
-    await expect(lock.extend(2000)).rejects.toThrow(/landed after the lease had expired/);
+    await expect(extended).rejects.toThrow(/landed after the lease had expired/);
     expect(lock.isHeld).toBe(false);
     expect(await objectsOf(name)).toEqual([]);
   });

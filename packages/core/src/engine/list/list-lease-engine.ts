@@ -23,7 +23,7 @@ import { ContenderRecords, type Listing, toRecord } from './contender-records.js
 import { LeftoverObjects } from './leftover-objects.js';
 import type { ListBucket } from './list-bucket.js';
 import { type ContenderBody, encodeContenderBody } from './list-contender-body.js';
-import { entryKey, type ListContender, latestObjectKey } from './list-entries.js';
+import { entryKey, type ListContender, latestObjectKey, parseEntry } from './list-entries.js';
 import { WithdrawnContenders } from './withdrawn-contenders.js';
 
 export const LIST_DATA_REFUSED =
@@ -248,7 +248,7 @@ export class ListLeaseEngine implements LeaseEngine {
         signal,
       ).catch((error: unknown) => {
         // Its answer never came: should it land after the lease ended, it is deleted again then.
-        if (mayHaveLanded(error)) this.unsureRenewalsOf(lease.lockId).add(newKey);
+        if (mayHaveLanded(error)) this.unsureRenewal(key, lease.lockId, newKey);
         throw error;
       });
       // Landed after the old expiry: a contender may have ignored our object and taken the lock.
@@ -306,19 +306,63 @@ export class ListLeaseEngine implements LeaseEngine {
     if (loss) throw new LockLostError(key, loss);
   }
 
+  /**
+   * The lock of `lease` ended, however (the client tells every end). Released, or lost by a
+   * renewal of ours, the lease is over already. Otherwise (forceRelease, the clock, a read that
+   * showed another holder) its unsure renewals may still land, and its object may still be in
+   * the bucket: it is withdrawn, so that its uploads are swept and block nobody.
+   */
+  leaseEnded(lease: LeaseState): void {
+    if (this.withdrawn.has(lease.lockId)) return;
+    // A fail-closed object would block the key for ever: swept too (in the background, so
+    // that a forceRelease that ended the lock still finds it). A finite one runs out, as a
+    // crashed holder's does.
+    if (parseEntry(lease.key, lease.version)?.expires === null) {
+      this.unsureRenewal(lease.key, lease.lockId, lease.version);
+    }
+    this.leaseOver(lease.key, lease.lockId);
+  }
+
+  /**
+   * Gives back an acquisition nobody waits for: a lease won that the client did not trust, or
+   * a lock that ended while one of its uploads had no answer. Each of its contenders (its uuid
+   * is the lease's lock id and write id) is withdrawn, every object of it deleted now (any
+   * expiry: an unsure renewal that landed too), and an upload still on its way swept later.
+   * The client settles only leases no lock of it uses (this strategy passes none on locally).
+   */
+  async settleAbandoned(key: string, contender: Contender, signal?: AbortSignal): Promise<boolean> {
+    const uuids = new Set([
+      contender.lockId,
+      ...(contender.writeIds ?? []),
+      ...(contender.settlingWriteIds ?? []),
+    ]);
+    for (const uuid of uuids) this.leaseOver(key, uuid);
+    // Withdrawn first: the listing leaves their objects out, as nobody's, whatever else it holds.
+    const { leftOut } = await this.records.list(key, signal);
+    const theirs = leftOut.filter((objectKey) => uuids.has(parseEntry(key, objectKey)?.uuid ?? ''));
+    for (const objectKey of theirs) {
+      await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey), signal);
+      this.leftovers.of(key).delete(objectKey);
+    }
+    return theirs.length > 0;
+  }
+
   /** A lease of ours ended (released or lost): its objects are nobody's, and its unsure renewals may still land. */
   private leaseOver(key: string, lockId: string): void {
     this.withdrawn.withdraw(key, lockId, this.unsureRenewals.get(lockId) ?? []);
     this.unsureRenewals.delete(lockId);
   }
 
-  private unsureRenewalsOf(lockId: string): Set<string> {
+  /** A renewal upload of `lockId` had no answer; once its lease is over, it is swept like the others. */
+  private unsureRenewal(key: string, lockId: string, objectKey: string): void {
     let set = this.unsureRenewals.get(lockId);
     if (!set) {
       set = new Set();
       this.unsureRenewals.set(lockId, set);
     }
-    return set;
+    set.add(objectKey);
+    // Sent before its lock ended, answered after: the lease is over already.
+    if (this.withdrawn.has(lockId)) this.leaseOver(key, lockId);
   }
 
   /** Lists the contenders of `key`, deleting objects of our own contenders that are over (left out of the listing). */
@@ -351,8 +395,16 @@ export class ListLeaseEngine implements LeaseEngine {
   }
 
   async forceRelease(key: string): Promise<ReadonlySet<string> | null> {
-    const first = (await this.listContenders(key)).live[0];
-    if (!first) return null;
+    const listing = await this.records.list(key);
+    // Objects of our own leases that are over (this client ends its locks of the key before
+    // it frees it): ours to delete, and what holds the key when nothing else does.
+    const ownEnded = this.liveUuids(key, listing.leftOut);
+    for (const objectKey of listing.leftOut) {
+      await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey));
+      this.leftovers.of(key).delete(objectKey);
+    }
+    const first = listing.live[0];
+    if (!first) return ownEnded.size > 0 ? ownEnded : null;
     const freed: ReadonlySet<string> = new Set([first.uuid]);
     // The holder may upload a renewal (same created + uuid, new expiry) while we delete: list
     // again until none of its objects is left, so it cannot go on holding the lock.
@@ -368,6 +420,18 @@ export class ListLeaseEngine implements LeaseEngine {
       retryable: true,
       reason: 'throttled',
     });
+  }
+
+  /** The contenders of the live objects among `objectKeys` (not expired on any clock). */
+  private liveUuids(key: string, objectKeys: string[]): Set<string> {
+    const now = this.clock.time.now();
+    const uuids = new Set<string>();
+    for (const objectKey of objectKeys) {
+      const entry = parseEntry(key, objectKey);
+      if (entry && (entry.expires === null || entry.expires + this.clock.toleranceMs >= now))
+        uuids.add(entry.uuid);
+    }
+    return uuids;
   }
 
   /** Why a lease is no longer ours, naming who sorts first now when we can tell. */
