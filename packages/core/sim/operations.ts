@@ -945,7 +945,8 @@ export class Workload {
     client.state = 'closing';
     client.closeCalledAt = this.run.world.now;
     for (const [campaign, lock] of client.terms)
-      if (!client.stoppedCampaigns.has(campaign) && !client.resigningTerms.has(lock)) client.termsAtClose.push(lock);
+      if (!client.stoppedCampaigns.has(campaign) && !client.resigningTerms.has(lock))
+        client.termsAtClose.push(lock);
     let closing: Promise<void>;
     try {
       closing = client.client.close();
