@@ -869,7 +869,12 @@ export class Workload {
         client.terms.set(campaign, lock);
         const entry = this.hand(lock, client, 'campaign', {});
         if (lock.isHeld) this.run.checker.resourceWrite(entry);
-        if (this.rng.chance(0.05)) throw electedError;
+        if (this.rng.chance(0.05)) {
+          // The campaign resigns this term itself (releases, then onDemoted): from here on
+          // close() does not end it.
+          client.resigningTerms.add(lock);
+          throw electedError;
+        }
         void this.lead(entry, client);
         this.maybeCloseWhileLeading(client, campaign, lock);
       },
@@ -940,7 +945,8 @@ export class Workload {
     client.state = 'closing';
     client.closeCalledAt = this.run.world.now;
     for (const [campaign, lock] of client.terms)
-      if (!client.stoppedCampaigns.has(campaign)) client.termsAtClose.push(lock);
+      if (!client.stoppedCampaigns.has(campaign) && !client.resigningTerms.has(lock))
+        client.termsAtClose.push(lock);
     let closing: Promise<void>;
     try {
       closing = client.client.close();

@@ -39,6 +39,11 @@ export class SimClient implements ClientInfo {
   readonly terms = new Map<Campaign, Lock<unknown>>();
   /** Campaigns user code stopped (their terms end by stop(), not by close()). */
   readonly stoppedCampaigns = new Set<Campaign>();
+  /**
+   * Terms whose onElected threw: the campaign resigns them at once (a release, which aborts no
+   * signal, then onDemoted), so close() called meanwhile finds them no longer led.
+   */
+  readonly resigningTerms = new WeakSet<Lock<unknown>>();
   /** The terms led when close() was called by campaigns not stopped: close() must end each. */
   termsAtClose: Lock<unknown>[] = [];
   closeCalledAt: number | undefined;

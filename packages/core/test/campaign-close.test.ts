@@ -70,3 +70,55 @@ test('close() while campaigning, not leading, ends the campaign', async () => {
   expect(doneSettled).toBe(true);
   await blocker.release();
 });
+
+// A term whose onElected throws is resigned by the campaign itself: it stops leading at once and
+// releases the lock, then runs onDemoted('resigned'). close() called while that release is on
+// its way finds no term led (the simulator's check counted this one as led: seeds 100567 and
+// 101113); the campaign still ends once, and `done` settles.
+test('close() while the campaign resigns a term whose onElected threw: one onDemoted, done settles', async () => {
+  const time = new ManualTime();
+  const store = memoryStore();
+  const replica = () =>
+    new LockClient({ store, leaseMs: 60_000, pollMs: 50, clock: { time: time.scheduler() } });
+  const locks = replica();
+  let term: Lock | undefined;
+  let closed: Promise<void> | undefined;
+  const demoted: string[] = [];
+  const errors: unknown[] = [];
+  let doneSettled = false;
+  const campaign = locks.campaign('leader', {
+    onElected: (lock) => {
+      term = lock;
+      // close() begins right after the throw, while the campaign releases the term's lock.
+      queueMicrotask(() => {
+        closed = locks.close();
+      });
+      throw new Error('cannot lead');
+    },
+    onDemoted: (reason) => demoted.push(reason),
+    onError: (error) => errors.push(error),
+  });
+  campaign.done.then(
+    () => (doneSettled = true),
+    () => (doneSettled = true),
+  );
+  await time.until(() => closed !== undefined, 1_000);
+  expect(campaign.isLeader).toBe(false);
+  await closed;
+  await time.advance(0);
+  expect(errors).toHaveLength(1);
+  expect(demoted).toEqual(['resigned']);
+  expect(doneSettled).toBe(true);
+  expect(term!.isHeld).toBe(false);
+
+  // The key is free: another replica is elected.
+  const other = replica();
+  let elected = false;
+  const next = other.campaign('leader', {
+    onElected: () => {
+      elected = true;
+    },
+  });
+  expect(await time.until(() => elected, 1_000)).toBe(true);
+  await next.stop();
+});
