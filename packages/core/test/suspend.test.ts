@@ -8,6 +8,7 @@ import {
   type Scheduler,
 } from '../src/index.js';
 import { ManualTime } from './helpers/manual-time.js';
+import { scriptedStore } from './helpers/scripted-store.js';
 
 /**
  * A machine on `time` that can be suspended: while it sleeps its monotonic clock stands still and
@@ -115,4 +116,45 @@ describe('a machine suspended past its lease (monotonic clock stopped, wall cloc
     expect(lock.isHeld).toBe(true);
     await lock.release();
   });
+});
+
+describe('a claim answered after a suspend (found by simulator seeds 100391, 100735, 100789)', () => {
+  for (const mode of ['trusted', 'untrusted'] as ClockMode[]) {
+    test(`${mode} clocks: the lease it won is not handed out when another client took the key meanwhile`, async () => {
+      const time = new ManualTime();
+      const scripted = scriptedStore(time);
+      const machine = suspendableMachine(time);
+      const holder = new LockClient({
+        store: scripted.store,
+        leaseMs: 3_000,
+        clock: { mode, time: machine.scheduler },
+      });
+      const other = new LockClient({
+        store: scripted.inner,
+        leaseMs: 3_000,
+        clock: { mode, time: time.scheduler() },
+      });
+      // The claim lands at once; its answer comes 8 s later, when the machine is awake again.
+      scripted.nextWrite({ kind: 'slow', ms: 8_000 });
+      let got: Lock | undefined;
+      void holder.acquire('k', { waitMs: 60_000 }).then((l) => (got = l));
+      await time.advance(0);
+      machine.suspend();
+
+      let taken: Lock | undefined;
+      void other.acquire('k', { waitMs: 60_000 }).then((l) => (taken = l));
+      expect(await time.until(() => taken !== undefined, 7_000)).toBe(true);
+      await time.advance(7_000 - time.elapsed);
+      for (const run of machine.wake()) run();
+      // By the monotonic clock the answer came 1 s after the claim was sent: well within the lease.
+      await time.advance(1_500);
+
+      expect(taken!.isHeld).toBe(true);
+      expect(got).toBeUndefined(); // the stale lease (token below the new holder's) was not handed out
+      await taken!.release();
+      expect(await time.until(() => got !== undefined, 20_000)).toBe(true);
+      expect(got!.fencingToken).toBeGreaterThan(taken!.fencingToken);
+      await got!.release();
+    });
+  }
 });

@@ -1,4 +1,6 @@
 import type { LeaseState } from '../engine/lease-engine.js';
+import type { Scheduler } from '../shared/scheduler.js';
+import { SuspendCheck } from './suspend-check.js';
 
 /**
  * Monotonic time from which a holder stops trusting a lease whose expiry was sent at `sentAt`:
@@ -14,9 +16,16 @@ export function lossDeadline(sentAt: number, leaseMs: number, lastWriteMs: numbe
 /**
  * False when a claim landed so late (a slow network, SDK retries) that the lease it won can no
  * longer be trusted: such a lease is never handed to a caller; the caller keeps waiting instead.
- * The same deadline a new Lock would arm its loss timer with.
+ * The same deadline a new Lock would arm its loss timer with, and the same suspend check its
+ * keeper makes: an answer that reaches a machine just woken from a suspend is on time by the
+ * monotonic clock (stopped meanwhile), while another client may have taken the key since.
  */
-export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {
+export function arrivedInTime(lease: LeaseState, leaseMs: number, time: Scheduler): boolean {
   if (!Number.isFinite(leaseMs)) return true;
-  return now < lossDeadline(lease.sentAt, leaseMs, 0);
+  return trustedNow(lease, leaseMs, time) && time.monotonic() < lossDeadline(lease.sentAt, leaseMs, 0);
+}
+
+/** False when the wall clock says a suspend may have outlived the lease (see SuspendCheck). */
+export function trustedNow(lease: LeaseState, leaseMs: number, time: Scheduler): boolean {
+  return new SuspendCheck().suspected(lease, leaseMs, time.now(), time.monotonic()) === undefined;
 }

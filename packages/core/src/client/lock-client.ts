@@ -53,7 +53,7 @@ import {
 import { setUpClient } from './client-setup.js';
 import { ForceReleases } from './force-releases.js';
 import { decodeHandle, type HandleFields } from './handle.js';
-import { arrivedInTime } from './lease-deadline.js';
+import { arrivedInTime, trustedNow } from './lease-deadline.js';
 import { checkReleaseOptions, Lock, type LockHost, type LockSettings, type ReleaseOptions } from './lock.js';
 import { describeRecord, type LockInfo } from './lock-info.js';
 import {
@@ -666,7 +666,11 @@ export class LockClient implements LockHost {
       forcing: (key) => this.forceReleases.forcing(key),
       settleAbandoned: (key, contender, when) => this.settleAbandoned(key, contender, when),
       createLock: (lease, settings, passedFrom) =>
-        passedFrom || arrivedInTime(lease, settings.leaseMs, this.engine.clock.time.monotonic())
+        (
+          passedFrom
+            ? trustedNow(lease, settings.leaseMs, this.engine.clock.time)
+            : arrivedInTime(lease, settings.leaseMs, this.engine.clock.time)
+        )
           ? new Lock<unknown>(this, lease, settings, passedFrom)
           : undefined,
       passLocally: (lock, next) =>
