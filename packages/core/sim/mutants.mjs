@@ -73,9 +73,9 @@ const MUTANTS = [
   {
     name: 'arrivedInTime always true',
     file: 'src/client/lease-deadline.ts',
-    search: 'export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {\n',
+    search: 'export function arrivedInTime(lease: LeaseState, leaseMs: number, time: Scheduler): boolean {\n',
     replace:
-      'export function arrivedInTime(lease: LeaseState, leaseMs: number, now: number): boolean {\n  if (leaseMs > -1) return true;\n',
+      'export function arrivedInTime(lease: LeaseState, leaseMs: number, time: Scheduler): boolean {\n  if (leaseMs > -1) return true;\n',
     subset: { check: 'liveness', seeds: [10, 13, 5] },
   },
   {
@@ -307,6 +307,15 @@ const MUTANTS = [
     search: '      phase: lock.state,\n',
     replace: "      phase: lock.state === 'held' ? 'released' : lock.state,\n",
     subset: { check: 'vacuous', seeds: [1] },
+  },
+  {
+    // A claim answered after a machine suspend: on time by the stopped monotonic clock, while
+    // another client took the key over meanwhile (sweep seed 100391).
+    name: 'suspend: a lease is handed out without the wall-clock check',
+    file: 'src/client/lease-deadline.ts',
+    search: '  return new SuspendCheck().suspected(lease, leaseMs, time.now(), time.monotonic()) === undefined;\n',
+    replace: '  return time.now() > 0 || new SuspendCheck() === undefined;\n',
+    subset: { check: 'fencing-token', seeds: [100391, 100735] },
   },
 ];
 
