@@ -313,7 +313,8 @@ const MUTANTS = [
     // another client took the key over meanwhile (sweep seed 100391).
     name: 'suspend: a lease is handed out without the wall-clock check',
     file: 'src/client/lease-deadline.ts',
-    search: '  return new SuspendCheck().suspected(lease, leaseMs, time.now(), time.monotonic()) === undefined;\n',
+    search:
+      '  return new SuspendCheck().suspected(lease, leaseMs, time.now(), time.monotonic()) === undefined;\n',
     replace: '  return time.now() > 0 || new SuspendCheck() === undefined;\n',
     subset: { check: 'fencing-token', seeds: [100391, 100735] },
   },
