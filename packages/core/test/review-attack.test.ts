@@ -28,6 +28,16 @@ const listStore = (sdk = s3) => s3ListStore({ client: sdk, bucket: BUCKET, prefi
 const listClient = (options: Partial<LockClientOptions> = {}) =>
   new LockClient({ store: listStore(), pollMs: 50, heartbeatMs: false, ...options });
 
+/** Another client acquires `name` within `waitMs` (the failure names the objects in its way), and releases it. */
+async function expectAnotherClientGetsIt(name: string, leaseMs: number, waitMs: number): Promise<void> {
+  const other = await listClient({ leaseMs })
+    .acquire(name, { waitMs })
+    .catch((error: unknown) => error);
+  const left = await objectsOf(name);
+  expect(other, `objects left: ${left.join(', ')}`).not.toBeInstanceOf(Error);
+  await (other as { release(): Promise<void> }).release();
+}
+
 async function objectsOf(name: string): Promise<string[]> {
   const page = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${PREFIX}${name}.` }));
   return (page.Contents ?? []).map((object) => object.Key!);
@@ -85,12 +95,7 @@ describe('list strategy: a renewal whose answer never came, of a lease that ends
     expect(lock.isHeld).toBe(false);
     await expect(lock.release()).rejects.toBeInstanceOf(LockLostError);
     await untilLanded(name);
-    const other = await listClient({ leaseMs: Number.POSITIVE_INFINITY })
-      .acquire(name, { waitMs: 10_000 })
-      .catch((error: unknown) => error);
-    const left = await objectsOf(name);
-    expect(other, `objects left: ${left.join(', ')}`).not.toBeInstanceOf(Error);
-    await (other as { release(): Promise<void> }).release();
+    await expectAnotherClientGetsIt(name, Number.POSITIVE_INFINITY, 10_000);
     await locks.close();
     sdk.destroy();
   }, 20_000);
@@ -112,12 +117,7 @@ describe('list strategy: a renewal whose answer never came, of a lease that ends
     expect(await locks.forceRelease(name)).toBe(true);
     expect(lock.isHeld).toBe(false);
     await untilLanded(name);
-    const other = await listClient({ leaseMs: 10_000 })
-      .acquire(name, { waitMs: 8_000 })
-      .catch((error: unknown) => error);
-    const left = await objectsOf(name);
-    expect(other, `objects left: ${left.join(', ')}`).not.toBeInstanceOf(Error);
-    await (other as { release(): Promise<void> }).release();
+    await expectAnotherClientGetsIt(name, 10_000, 8_000);
     await locks.close();
     sdk.destroy();
   }, 30_000);
@@ -138,12 +138,7 @@ describe('list strategy: a renewal whose answer never came, of a lease that ends
     await new Promise((resolve) => setTimeout(resolve, 1_600));
     expect(lock.isHeld).toBe(false); // lost by the clock
     await untilLanded(name);
-    const other = await listClient({ leaseMs: 10_000 })
-      .acquire(name, { waitMs: 8_000 })
-      .catch((error: unknown) => error);
-    const left = await objectsOf(name);
-    expect(other, `objects left: ${left.join(', ')}`).not.toBeInstanceOf(Error);
-    await (other as { release(): Promise<void> }).release();
+    await expectAnotherClientGetsIt(name, 10_000, 8_000);
     await locks.close();
     sdk.destroy();
   }, 30_000);
@@ -174,12 +169,7 @@ describe('list strategy: a fail-closed lock lost by the clock while extend(finit
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     expect(lock.isHeld).toBe(false); // lost by the clock
     await expect(lock.release()).rejects.toBeInstanceOf(LockLostError);
-    const other = await listClient({ leaseMs: Number.POSITIVE_INFINITY })
-      .acquire(name, { waitMs: 5_000 })
-      .catch((error: unknown) => error);
-    const left = await objectsOf(name);
-    expect(other, `objects left: ${left.join(', ')}`).not.toBeInstanceOf(Error);
-    await (other as { release(): Promise<void> }).release();
+    await expectAnotherClientGetsIt(name, Number.POSITIVE_INFINITY, 5_000);
     await locks.close();
     sdk.destroy();
   }, 20_000);
