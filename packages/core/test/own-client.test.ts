@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { type Lock, LockNotHeldError, LockStoreError } from '../src/index.js';
+import { type Lock, LockLostError, LockNotHeldError, LockStoreError } from '../src/index.js';
 import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
 // What user code does in the client that holds (or is claiming) a key: resume the lock's own
@@ -31,6 +31,41 @@ describe('resume(handle) in the client that holds that lock', () => {
     await elsewhere.release();
     await expect(a.resume(handle)).rejects.toBeInstanceOf(LockNotHeldError);
     expect(held(lock)).toBe(false);
+  });
+
+  test('lost while its renewal is on its way (a forceRelease here) gives no lost Lock', async () => {
+    const s = scriptedClients();
+    const a = s.client();
+    const lock = await a.acquire('k');
+    s.scripted.nextWrite({ kind: 'slow', ms: 500 }); // the renewal lands at once, answered in 500 ms
+    const resuming = a.resume(lock.handle);
+    resuming.catch(() => undefined);
+    await s.time.advance(1);
+    expect(await a.forceRelease('k')).toBe(true);
+    await s.time.advance(600);
+    await expect(resuming).rejects.toBeInstanceOf(LockLostError);
+    expect(held(lock)).toBe(false);
+  });
+
+  test("the resume's onLost is called on a loss, and one that throws breaks nothing", async () => {
+    const s = scriptedClients();
+    const a = s.client();
+    const lock = await a.acquire('k');
+    const seen: unknown[] = [];
+    const resumed = await a.resume(lock.handle, {
+      onLost: (error) => {
+        seen.push(error);
+        throw new Error('a broken hook');
+      },
+    });
+    // A throw escaping the abort listener would be an uncaught exception: vitest fails the run.
+    expect(await a.forceRelease('k')).toBe(true);
+    await s.time.advance(1);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toBeInstanceOf(LockLostError);
+    expect(held(resumed)).toBe(false);
+    const other = await replica(s).tryAcquire('k');
+    expect(held(other ?? undefined)).toBe(true);
   });
 
   test('two resumes of one handle racing in one client get the same Lock', async () => {

@@ -393,11 +393,15 @@ export class LockClient implements LockHost {
       if (error instanceof LockLostError && !local.isHeld) return undefined;
       throw error;
     }
-    const { onLost } = options;
-    if (onLost) {
-      const { signal } = local;
-      signal.addEventListener('abort', () => onLost(signal.reason as LockLostError), { once: true });
+    // Lost while the renewal was on its way (a forceRelease here, the lease running out): the
+    // renewal then ends without an error, and this resume must not hand out the lost Lock.
+    if (!local.isHeld) {
+      const { reason } = local.signal;
+      throw reason instanceof LockLostError
+        ? reason
+        : new LockNotHeldError(fields.key, 'it was given up in this client while being resumed');
     }
+    if (options.onLost) watchLoss(local.signal, options.onLost);
     return local;
   }
 
@@ -708,4 +712,22 @@ function closedError(): LockStoreError {
     code: 'LOCK_CLIENT_CLOSED',
     reason: 'closed',
   });
+}
+
+/**
+ * Calls `onLost` when `signal` aborts for a loss (at once if it already has): not for another
+ * reason (a campaign's term ending as its client closes), and never letting it throw into the
+ * abort, where nothing would catch it.
+ */
+function watchLoss(signal: AbortSignal, onLost: (error: LockLostError) => void): void {
+  const call = () => {
+    if (!(signal.reason instanceof LockLostError)) return;
+    try {
+      onLost(signal.reason);
+    } catch {
+      // a throwing hook must not break the client
+    }
+  };
+  if (signal.aborted) call();
+  else signal.addEventListener('abort', call, { once: true });
 }
