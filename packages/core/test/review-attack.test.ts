@@ -301,6 +301,25 @@ describe('a slot release with lockAtLeastMs whose first attempt landed unseen (s
     expect(inspectLock(a)).toMatchObject({ phase: 'released', releasePending: false });
   });
 
+  // The memory of an unseen write's data belongs to that call: a later call from user code with
+  // the same data asks for it to be stored now, over another holder's write since.
+  test.each(['update', 'release'] as const)(
+    'after an unseen update and another holder’s write, a new %s with the same data stores it',
+    async (call) => {
+      const s = scriptedClients();
+      const b = await replica(s).acquire('k', { limit: 2 });
+      const a = await s.client().acquire('k', { limit: 2 });
+      s.scripted.nextWrite({ kind: 'lose-answer' });
+      s.scripted.nextReadFails();
+      await expect(a.update('A')).rejects.toBeInstanceOf(LockStoreError);
+      expect((await replica(s).inspect('k')).data).toBe('A'); // it landed
+      await b.update('B');
+      if (call === 'update') await a.update('A');
+      else await a.release({ data: 'A' });
+      expect((await replica(s).inspect('k')).data).toBe('A');
+    },
+  );
+
   test('a new release with other data, after the unseen one, still stores its data', async () => {
     const s = scriptedClients();
     const b = await replica(s).acquire('k', { limit: 2 });

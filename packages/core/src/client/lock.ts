@@ -288,7 +288,12 @@ export class Lock<T = unknown> {
    * after a release does nothing. When it throws a store error, the release is retried in the
    * background; `isHeld` is false from then on unless the store certainly refused it.
    */
-  async release(options: ReleaseOptions<T> = {}): Promise<void> {
+  release(options: ReleaseOptions<T> = {}): Promise<void> {
+    return this.releaseAs(options, false);
+  }
+
+  /** A release: the caller's, or (`retry`) the background retry of one that failed. */
+  private async releaseAs(options: ReleaseOptions<T>, retry: boolean): Promise<void> {
     checkReleaseOptions('lock.release()', options);
     const withData = 'data' in options ? { value: options.data } : undefined;
     if (withData) this.host.checkData(withData.value, this.lease);
@@ -300,7 +305,7 @@ export class Lock<T = unknown> {
     }
     if (this.state === 'lost') throw this.lostError!;
     this.cancelReleaseRetry();
-    await this.afterWrites(() => this.finishRelease(withData));
+    await this.afterWrites(() => this.finishRelease(withData, retry));
   }
 
   /** @internal Frees a lock no caller ever got, ignoring lockAtLeastMs (see HeldLock). */
@@ -390,10 +395,11 @@ export class Lock<T = unknown> {
     return contender;
   }
 
-  private async finishRelease(data: { value: unknown } | undefined): Promise<void> {
+  private async finishRelease(data: { value: unknown } | undefined, retry: boolean): Promise<void> {
     const keeper = this.keeper;
     keeper.checkDeadline();
     if (this.state === 'lost') throw this.lostError!;
+    if (!retry) this.forgetEarlierCalls();
     if (this.state === 'released') {
       // Another release (close(), a release by handle) got there first, without this data.
       if (data) throw new LockNotHeldError(this.key, 'it was already released; the data was not stored');
@@ -472,6 +478,7 @@ export class Lock<T = unknown> {
       if (this.state === 'releasing' && !options.background) {
         throw new LockNotHeldError(this.key, 'it is being released (a release is being retried)');
       }
+      if (!options.background) this.forgetEarlierCalls();
       const leaseMs = options.leaseMs ?? this.settings.leaseMs;
       await this.keeper.write(leaseMs, () => send(leaseMs));
     };
@@ -483,6 +490,16 @@ export class Lock<T = unknown> {
     const result = this.writes.then(operation, operation);
     this.writes = result.catch(() => undefined);
     return result;
+  }
+
+  /**
+   * A call from user code starts with no memory of the data earlier calls' writes of unknown
+   * outcome carried (a semaphore's slot writes skip storing data such an attempt may have
+   * stored already): the caller asks for its data to be stored now, over whatever another
+   * holder wrote since. Only the background retry of the same release keeps that memory.
+   */
+  private forgetEarlierCalls(): void {
+    this.lease.slotData = undefined;
   }
 
   /** The keeper's heartbeat: a renewal in the order of writes, or, while a release is pending, another try at it. */
@@ -521,7 +538,7 @@ export class Lock<T = unknown> {
     const pending = this.pendingRelease;
     if (!pending) return;
     const options = pending.data ? { data: pending.data.value as T } : {};
-    await this.release(options).catch(() => undefined);
+    await this.releaseAs(options, true).catch(() => undefined);
   }
 
   /** @internal True while a release failed and is being retried. */

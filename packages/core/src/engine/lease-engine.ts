@@ -84,6 +84,7 @@ export interface LeaseState {
   /**
    * Semaphores: the data each slot write of ours carried whose outcome is not yet known, by
    * that slot's write id. Finding such a slot in the record proves its data was stored then.
+   * One caller's operation only: each new call from user code clears it (Lock).
    */
   slotData?: Map<string, unknown>;
   /**
