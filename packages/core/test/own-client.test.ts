@@ -47,6 +47,18 @@ describe('resume(handle) in the client that holds that lock', () => {
     expect(held(lock)).toBe(false);
   });
 
+  test('lost by the clock while its renewal is on its way gives no lost Lock', async () => {
+    const s = scriptedClients();
+    const a = s.client();
+    const lock = await a.acquire('k');
+    s.scripted.nextWrite({ kind: 'slow', ms: 15_000 }); // lands at once, answered after the 10 s lease
+    const resuming = a.resume(lock.handle);
+    resuming.catch(() => undefined);
+    await s.time.advance(15_001);
+    await expect(resuming).rejects.toBeInstanceOf(LockLostError);
+    expect(held(lock)).toBe(false);
+  });
+
   test("the resume's onLost is called on a loss, and one that throws breaks nothing", async () => {
     const s = scriptedClients();
     const a = s.client();
