@@ -152,3 +152,23 @@ describe('forceRelease in the holder’s own client', () => {
     expect(held(other)).toBe(true);
   });
 });
+
+test("a campaign's lock resumed in its client: the client closing ends the term, no loss for the resume's onLost", async () => {
+  const s = scriptedClients();
+  const a = s.client();
+  let term: Lock | undefined;
+  a.campaign('leader', {
+    onElected: (lock) => {
+      term = lock;
+    },
+  });
+  await s.time.until(() => term !== undefined, 1_000);
+  const lost: unknown[] = [];
+  const resumed = await a.resume(term!.handle, { onLost: (error) => lost.push(error) });
+  expect(resumed === term).toBe(true);
+  const closing = a.close();
+  await s.time.advance(1_000);
+  await closing;
+  expect(term!.signal.aborted).toBe(true); // the term ended, for the client's closing
+  expect(lost).toEqual([]);
+});
