@@ -350,3 +350,66 @@ describe('a slot release with lockAtLeastMs whose first attempt landed unseen (s
     expect((await replica(s).inspect('k')).data).toBe('A');
   });
 });
+
+describe('list strategy: forceRelease in the holding client while another client claims', () => {
+  // Client A holds; client C's claim is in its settle window (its object uploaded, its deciding
+  // listing not yet made). forceRelease in A ends A's lock first, so its listing leaves A's object
+  // out as over: C is the first live contender there. Freeing it too would delete C's object after
+  // C decided (A's object was gone by then) that it holds the key: D could then take it beside C.
+  test('the contender behind the freed holder is not freed: it holds the key alone', async () => {
+    const name = freshName('force-own-then-next');
+    const a = listClient({ leaseMs: 60_000 });
+    await a.acquire(name);
+    const [aKey] = await objectsOf(name);
+    // C decides 1 s after its upload. Every delete of C's object (not A's) is slow, so that if
+    // forceRelease deletes it, it lands after C's decision.
+    const c = new LockClient({
+      store: s3ListStore({ client: s3, bucket: BUCKET, prefix: PREFIX, settleMs: 1_000 }),
+      pollMs: 50,
+      heartbeatMs: false,
+      leaseMs: 60_000,
+    });
+    const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    const slowDeletes = server.faults.latency(
+      { op: 'DeleteObject', key: new RegExp(`^(?!${escaped(aKey!)}$)${escaped(`${PREFIX}${name}.`)}`) },
+      2_500,
+    );
+    const claiming = c.acquire(name, { waitMs: 10_000 });
+    while ((await objectsOf(name)).length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await a.forceRelease(name)).toBe(true);
+    const cLock = await claiming;
+    slowDeletes.remove();
+    const d = listClient({ leaseMs: 60_000 });
+    const dLock = await d.tryAcquire(name);
+    expect(cLock.isHeld).toBe(true);
+    expect(dLock === null, 'D holds the key beside C').toBe(true);
+    await cLock.release();
+    await Promise.all([a.close(), c.close(), d.close()]);
+  }, 20_000);
+});
+
+describe('list strategy: a tryAcquire won while forceRelease of its own client ran', () => {
+  // The claim's upload is on its way when forceRelease of the same client lists (and finds
+  // nothing to free); the claim then wins, and the lease is dropped as overlapping the
+  // forceRelease. Settling must know the won object (its uuid is the lease's, not the
+  // contender's), or a "never" object stays first in the queue, held for ever by nobody.
+  test('the dropped lease is given back: another client gets the key', async () => {
+    const name = freshName('try-forced');
+    const locks = new LockClient({
+      store: s3ListStore({ client: s3, bucket: BUCKET, prefix: PREFIX, settleMs: 1_000 }),
+      pollMs: 50,
+      heartbeatMs: false,
+      leaseMs: Number.POSITIVE_INFINITY,
+    });
+    const slow = server.faults.latency(
+      { op: 'PutObject', key: new RegExp(`^${PREFIX}${name}\\.`), times: 1 },
+      300,
+    );
+    const trying = locks.tryAcquire(name);
+    while (slow.hits === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await locks.forceRelease(name)).toBe(false); // the upload has not landed yet
+    expect(await trying).toBeNull();
+    await expectAnotherClientGetsIt(name, Number.POSITIVE_INFINITY, 5_000);
+    await locks.close();
+  }, 20_000);
+});

@@ -8,6 +8,7 @@ import {
   type LeaseEngine,
   type LeaseState,
   newContender,
+  settleWith,
 } from '../engine/lease-engine.js';
 import {
   type HolderSummary,
@@ -362,7 +363,6 @@ export class LockClient implements LockHost {
     }
     const lock = this.holdWon(lease.key, limit, lease, settings, contender, forced);
     if (!lock) {
-      this.settleAbandoned(fields.key, contender);
       throw new LockNotHeldError(
         fields.key,
         forced
@@ -594,7 +594,6 @@ export class LockClient implements LockHost {
       return { holder };
     }
     const lock = this.holdWon(key, limit, result.lease, request.settings, request.contender, forced);
-    if (!lock) this.settleAbandoned(key, request.contender); // not to be trusted: give it back
     return lock ? { lock } : { holder: undefined };
   }
 
@@ -602,7 +601,8 @@ export class LockClient implements LockHost {
    * The lock for a lease just won, in the key's queue; undefined when it cannot be trusted (see
    * KeyQueue.hold; `forced`: a forceRelease of this client overlapped the request that won it).
    * When the queue now belongs to another limit (a call with it came in meanwhile), the lease is
-   * given back before the error is thrown.
+   * given back before the error is thrown. A lease not made a lock is given back here, by its
+   * writes too: an engine may name a won lease by ids the contender does not carry.
    */
   private holdWon(
     key: string,
@@ -616,10 +616,18 @@ export class LockClient implements LockHost {
     try {
       queue = this.queueFor(key, limit);
     } catch (error) {
-      this.settleAbandoned(key, contender);
+      this.giveBack(key, contender, lease);
       throw error;
     }
-    return queue.hold(lease, settings, { forced });
+    const lock = queue.hold(lease, settings, { forced });
+    if (!lock) this.giveBack(key, contender, lease); // not to be trusted
+    return lock;
+  }
+
+  /** Settles `contender` in the background together with `lease`, a lease it won that no lock holds. */
+  private giveBack(key: string, contender: Contender, lease: LeaseState): void {
+    settleWith(contender, lease);
+    this.settleAbandoned(key, contender);
   }
 
   private wait(

@@ -23,7 +23,14 @@ import { ContenderRecords, type Listing, toRecord } from './contender-records.js
 import { LeftoverObjects } from './leftover-objects.js';
 import type { ListBucket } from './list-bucket.js';
 import { type ContenderBody, encodeContenderBody } from './list-contender-body.js';
-import { entryKey, type ListContender, latestObjectKey, parseEntry } from './list-entries.js';
+import {
+  contendersInOrder,
+  entryKey,
+  isLive,
+  type ListContender,
+  latestObjectKey,
+  parseEntry,
+} from './list-entries.js';
 import { WithdrawnContenders } from './withdrawn-contenders.js';
 
 export const LIST_DATA_REFUSED =
@@ -403,6 +410,10 @@ export class ListLeaseEngine implements LeaseEngine {
       await withRetry(this.retry, this.clock.time, () => this.bucket.delete(objectKey));
       this.leftovers.of(key).delete(objectKey);
     }
+    // Held by an ended lease of ours: deleting it freed the key. The contender behind it is not
+    // the holder (maybe another client's claim that finds ours gone and holds): left alone.
+    const holder = this.holderWithOurs(key, listing);
+    if (holder && ownEnded.has(holder.uuid)) return ownEnded;
     const first = listing.live[0];
     if (!first) return ownEnded.size > 0 ? ownEnded : null;
     const freed: ReadonlySet<string> = new Set([first.uuid]);
@@ -420,6 +431,15 @@ export class ListLeaseEngine implements LeaseEngine {
       retryable: true,
       reason: 'throttled',
     });
+  }
+
+  /** Who holds `key` as listed, our own ended leases (left out of `listing.live`) counted too. */
+  private holderWithOurs(key: string, listing: Listing): ListContender | undefined {
+    const entries = [...listing.objectKeys]
+      .map((objectKey) => parseEntry(key, objectKey))
+      .filter((entry) => entry !== undefined);
+    const now = this.clock.time.now();
+    return contendersInOrder(entries).find((c) => isLive(c, now, this.clock.toleranceMs));
   }
 
   /** The contenders of the live objects among `objectKeys` (not expired on any clock). */
