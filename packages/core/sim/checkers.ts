@@ -232,7 +232,8 @@ export class Checker {
         : earlier.find(notOwn);
     if (takenBefore) {
       entry.takenAwayAt = takenBefore.at;
-      entry.pausedAtTakeAway = client.process.pausedMs();
+      // Paused as of the take-away: a pause (or suspend) between it and the hand-out counts too.
+      entry.pausedAtTakeAway = client.process.pausedMs() - client.process.pausedMsSince(takenBefore.at);
       if (takenBefore.freed) entry.freedBy = takenBefore.by;
       this.checkOwnForceRelease(entry, takenBefore);
     }

@@ -37,6 +37,8 @@ export class SimProcess {
   private suspendedSince: number | undefined;
   private backlog: Array<() => void> = [];
   private pausedTotal = 0;
+  /** Each pause that ended (suspends included), as [start, end] in virtual ms, oldest first. */
+  private readonly pauses: Array<[number, number]> = [];
   private pausedSince = 0;
   private ids = 0;
   readonly scheduler: Scheduler;
@@ -88,6 +90,15 @@ export class SimProcess {
     return this.pausedTotal + (this.paused ? this.world.now - this.pausedSince : 0);
   }
 
+  /** Virtual ms this process spent paused from `since` (a past instant) up to now. */
+  pausedMsSince(since: number): number {
+    let total = this.paused ? this.world.now - Math.max(since, this.pausedSince) : 0;
+    for (let i = this.pauses.length - 1; i >= 0 && this.pauses[i]![1] > since; i--) {
+      total += this.pauses[i]![1] - Math.max(since, this.pauses[i]![0]);
+    }
+    return total;
+  }
+
   pause(): void {
     if (this.paused || this.crashed) return;
     this.paused = true;
@@ -98,6 +109,7 @@ export class SimProcess {
     if (!this.paused) return;
     this.paused = false;
     this.pausedTotal += this.world.now - this.pausedSince;
+    this.pauses.push([this.pausedSince, this.world.now]);
     const due = this.backlog;
     this.backlog = [];
     // Same virtual instant, increasing sequence: they run in the order they fell due.
