@@ -1,0 +1,113 @@
+import type { WriterTerms } from '../../src/protocol/writer-state.js';
+
+/** One small configuration the exhaustive checker enumerates every event order of. */
+export interface ExploreConfig {
+  readonly name: string;
+  /** 1: a lock; more: a semaphore of that limit. */
+  readonly limit: number;
+  readonly writers: readonly {
+    readonly id: string;
+    /** A local waiter: sends nothing itself; it gets the key only by a hand-over (or gives up). */
+    readonly local?: boolean;
+    readonly terms: WriterTerms;
+  }[];
+  /** How many faults one run may have: timeouts, refusals, answers lost after the write applied. */
+  readonly faults: number;
+  /** Time runs from 0 to this (ticks). */
+  readonly maxTime: number;
+  /** User calls per writer: release (with data), extend, hand-over, give up. */
+  readonly userActions: number;
+  /** The lease an `extend` asks for, when users may extend. */
+  readonly extendTo?: number | null;
+  /** How many times an operator may forceRelease the key. */
+  readonly forceReleases: number;
+  /** Whether a refused write returns the record (DynamoDB) or nothing (S3: read it). */
+  readonly conflictView: boolean;
+  /** How many events deep `pnpm test` enumerates every order (its time budget decides). */
+  readonly testDepth: number;
+}
+
+const finite = (claimBy: 'version' | 'state' = 'version'): WriterTerms => ({
+  leaseMs: 4,
+  claimBy,
+  marginMs: 0,
+  retryMs: 1,
+});
+const failClosed: WriterTerms = { leaseMs: null, claimBy: 'version', marginMs: 0, retryMs: 1 };
+
+/** What `pnpm test` enumerates; `pnpm explore --depth N` goes deeper. */
+export const CONFIGS: readonly ExploreConfig[] = [
+  {
+    name: 'lock, two writers, finite leases, S3 answers',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite() },
+      { id: 'b', terms: finite() },
+    ],
+    faults: 2,
+    maxTime: 6,
+    userActions: 2,
+    forceReleases: 0,
+    conflictView: false,
+    testDepth: 9,
+  },
+  {
+    name: 'lock, fail-closed, extend to finite, operator forceRelease',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: failClosed },
+      { id: 'b', terms: failClosed },
+    ],
+    faults: 2,
+    maxTime: 5,
+    userActions: 2,
+    extendTo: 2,
+    forceReleases: 1,
+    conflictView: true,
+    testDepth: 9,
+  },
+  {
+    name: "lock, DynamoDB's one-request claim",
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite('state') },
+      { id: 'b', terms: finite('state') },
+    ],
+    faults: 2,
+    maxTime: 6,
+    userActions: 1,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 9,
+  },
+  {
+    name: 'lock, hand-over to a local waiter, a foreign writer',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite() },
+      { id: 'w', local: true, terms: finite() },
+      { id: 'f', terms: finite() },
+    ],
+    faults: 2,
+    maxTime: 5,
+    userActions: 1,
+    forceReleases: 0,
+    conflictView: false,
+    testDepth: 9,
+  },
+  {
+    name: 'semaphore of limit 2, three writers',
+    limit: 2,
+    writers: [
+      { id: 'a', terms: finite() },
+      { id: 'b', terms: finite() },
+      { id: 'c', terms: failClosed },
+    ],
+    faults: 1,
+    maxTime: 5,
+    userActions: 1,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 8,
+  },
+];

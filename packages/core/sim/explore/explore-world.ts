@@ -1,0 +1,361 @@
+import type { TimerName, WriterAction, WriterEvent } from '../../src/protocol/writer-events.js';
+import { effectiveDeadline, newWriter, type WriterState } from '../../src/protocol/writer-state.js';
+import { step } from '../../src/protocol/writer-step.js';
+import type { ExploreConfig } from './explore-config.js';
+import { applyWrite, forceFree, type ModelRecord, type ModelWrite, viewOf } from './model-store.js';
+
+// One state of the checked system (writers, the record, messages on the network, time) and every
+// event that can happen next. Plain data, so that a state hashes to its JSON.
+
+export type Message =
+  | { readonly kind: 'write'; readonly w: number; readonly write: ModelWrite; readonly timedOut: boolean }
+  | { readonly kind: 'read'; readonly w: number; readonly for: number }
+  | { readonly kind: 'answer'; readonly w: number; readonly event: WriterEvent };
+
+export interface World {
+  readonly now: number;
+  readonly record: ModelRecord | null;
+  readonly writers: readonly WriterState[];
+  readonly started: readonly boolean[];
+  readonly timers: readonly Partial<Record<TimerName, number>>[];
+  readonly net: readonly Message[];
+  readonly faults: number;
+  readonly userActions: readonly number[];
+  readonly forceReleases: number;
+  /** The highest token a caller was given, and every one given. */
+  readonly granted: number;
+  readonly tokens: readonly number[];
+  /** Writers whose entry an operator's forceRelease freed: they may believe they hold until they look. */
+  readonly forced: readonly string[];
+  /** Data that landed, as `writer=data`. */
+  readonly stored: readonly string[];
+}
+
+/** A broken invariant, named by the check it breaks. */
+export class Violation extends Error {
+  constructor(
+    readonly check: string,
+    message: string,
+  ) {
+    super(`${check}: ${message}`);
+  }
+}
+
+export function initialWorld(config: ExploreConfig): World {
+  return {
+    now: 0,
+    record: null,
+    writers: config.writers.map((writer) => newWriter(writer.id, writer.terms)),
+    started: config.writers.map(() => false),
+    timers: config.writers.map(() => ({})),
+    net: [],
+    faults: 0,
+    userActions: config.writers.map(() => 0),
+    forceReleases: 0,
+    granted: 0,
+    tokens: [],
+    forced: [],
+    stored: [],
+  };
+}
+
+/** Mutable while one transition is applied. */
+interface Draft {
+  now: number;
+  record: ModelRecord | null;
+  writers: WriterState[];
+  started: boolean[];
+  timers: Partial<Record<TimerName, number>>[];
+  net: Message[];
+  faults: number;
+  userActions: number[];
+  forceReleases: number;
+  granted: number;
+  tokens: number[];
+  forced: string[];
+  stored: string[];
+}
+
+function draftOf(world: World): Draft {
+  return {
+    ...world,
+    writers: [...world.writers],
+    started: [...world.started],
+    timers: world.timers.map((timers) => ({ ...timers })),
+    net: [...world.net],
+    userActions: [...world.userActions],
+    tokens: [...world.tokens],
+    forced: [...world.forced],
+    stored: [...world.stored],
+  };
+}
+
+/** Feeds `event` to writer `w` and performs what it asks for. */
+function deliver(draft: Draft, config: ExploreConfig, w: number, event: WriterEvent): void {
+  const before = draft.writers[w]!;
+  const { state, actions } = step(before, event);
+  draft.writers[w] = state;
+  for (const action of actions) perform(draft, config, w, before, action);
+}
+
+function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterState, action: WriterAction) {
+  const writer = draft.writers[w]!;
+  switch (action.type) {
+    case 'read':
+      draft.net.push({ kind: 'read', w, for: action.for });
+      return;
+    case 'write': {
+      const { intent } = action;
+      const leaseMs = intent.kind === 'renew' ? intent.leaseMs : writer.terms.leaseMs;
+      const write = { writer: writer.writer, seq: action.seq, intent, condition: action.condition, leaseMs };
+      draft.net.push({ kind: 'write', w, write, timedOut: false });
+      return;
+    }
+    case 'arm':
+      draft.timers[w]![action.timer] = action.at;
+      return;
+    case 'acquired':
+      // A lock's callers get rising tokens; a semaphore's get distinct ones (its slots' answers
+      // may arrive in any order).
+      // An operator's forceRelease took the key from under a writer: what it then gets is on the operator.
+      if (draft.forced.includes(writer.writer)) return;
+      if (config.limit === 1 ? action.token <= draft.granted : draft.tokens.includes(action.token)) {
+        throw new Violation(
+          'token-order',
+          `${writer.writer} got token ${action.token} after ${config.limit === 1 ? draft.granted : action.token} was given`,
+        );
+      }
+      draft.granted = Math.max(draft.granted, action.token);
+      draft.tokens.push(action.token);
+      return;
+    case 'released': {
+      const goal = before.goal;
+      if (
+        goal.kind === 'release' &&
+        goal.data !== undefined &&
+        !draft.stored.includes(`${writer.writer}=${goal.data}`)
+      ) {
+        throw new Violation(
+          'data',
+          `${writer.writer}'s release of "${goal.data}" resolved, but that data never landed`,
+        );
+      }
+      return;
+    }
+    case 'passTo': {
+      const to = config.writers.findIndex((candidate) => candidate.id === action.to);
+      const { version, token, sentAt } = action;
+      deliver(draft, config, to, { type: 'handedOver', version, token, sentAt, now: draft.now });
+      return;
+    }
+    case 'lost':
+    case 'extended':
+    case 'failed':
+    case 'ended':
+      return;
+  }
+}
+
+function freeze(draft: Draft): World {
+  draft.net.sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+  return draft;
+}
+
+/** Every world one event after `world`, each with a short label of the event. */
+export function successors(world: World, config: ExploreConfig): { label: string; world: World }[] {
+  const next: { label: string; world: World }[] = [];
+  const add = (label: string, change: (draft: Draft) => void) => {
+    const draft = draftOf(world);
+    change(draft);
+    next.push({ label, world: freeze(draft) });
+  };
+  const canFault = world.faults < config.faults;
+  world.writers.forEach((writer, w) => {
+    const id = writer.writer;
+    if (!world.started[w] && !config.writers[w]!.local && writer.end === null) {
+      add(`${id} starts`, (d) => {
+        d.started[w] = true;
+        deliver(d, config, w, { type: 'start', now: d.now });
+      });
+    }
+    for (const [timer, at] of Object.entries(world.timers[w]!) as [TimerName, number][]) {
+      if (at > world.now) continue;
+      add(`${id} ${timer} timer`, (d) => {
+        delete d.timers[w]![timer];
+        deliver(d, config, w, { type: 'timer', timer, now: d.now });
+      });
+    }
+    if (world.userActions[w]! < config.userActions && writer.end === null) userCalls(world, config, w, add);
+  });
+  world.net.forEach((message) => {
+    const take = (d: Draft) => d.net.splice(d.net.indexOf(message), 1);
+    const w = message.w;
+    const id = world.writers[w]!.writer;
+    if (message.kind === 'answer') {
+      add(`${id} gets ${message.event.type}`, (d) => {
+        take(d);
+        deliver(d, config, w, { ...message.event, now: d.now } as WriterEvent);
+      });
+      return;
+    }
+    if (message.kind === 'read') {
+      add(`${id} read ${message.for} served`, (d) => {
+        take(d);
+        const view = viewOf(d.record, id, d.now, config.limit);
+        d.net.push({ kind: 'answer', w, event: { type: 'read', for: message.for, view, now: 0 } });
+      });
+      if (canFault) {
+        add(`${id} read ${message.for} fails`, (d) => {
+          take(d);
+          d.faults++;
+          deliver(d, config, w, { type: 'readFailed', for: message.for, now: d.now });
+        });
+      }
+      return;
+    }
+    const { write } = message;
+    const label = `${id} ${write.intent.kind} #${write.seq}`;
+    const applied = (d: Draft, answered: boolean) => {
+      take(d);
+      const answer = applyWrite(d.record, write, d.now, config.limit);
+      if (answer.ok) {
+        d.record = answer.record;
+        const { intent } = write;
+        if ((intent.kind === 'release' || intent.kind === 'handOver') && intent.data !== undefined) {
+          d.stored.push(`${id}=${intent.data}`);
+        }
+      }
+      if (!answered) return;
+      const event: WriterEvent = answer.ok
+        ? {
+            type: 'written',
+            seq: write.seq,
+            answer: { kind: 'ok', version: `v${answer.record.version}`, token: answer.token },
+            now: 0,
+          }
+        : {
+            type: 'written',
+            seq: write.seq,
+            answer: config.conflictView
+              ? { kind: 'conflict', view: viewOf(d.record, id, d.now, config.limit) }
+              : { kind: 'conflict' },
+            now: 0,
+          };
+      d.net.push({ kind: 'answer', w, event });
+    };
+    add(`${label} ${message.timedOut ? 'lands late' : 'applied'}`, (d) => applied(d, !message.timedOut));
+    if (message.timedOut) {
+      add(`${label} never lands`, (d) => void take(d));
+      return;
+    }
+    if (!canFault) return;
+    add(`${label} applied, answer lost`, (d) => {
+      applied(d, false);
+      d.faults++;
+      deliver(d, config, w, { type: 'written', seq: write.seq, answer: { kind: 'unknown' }, now: d.now });
+    });
+    add(`${label} times out`, (d) => {
+      take(d);
+      d.net.push({ ...message, timedOut: true });
+      d.faults++;
+      deliver(d, config, w, { type: 'written', seq: write.seq, answer: { kind: 'unknown' }, now: d.now });
+    });
+    add(`${label} refused`, (d) => {
+      take(d);
+      d.faults++;
+      deliver(d, config, w, { type: 'written', seq: write.seq, answer: { kind: 'refused' }, now: d.now });
+    });
+  });
+  if (world.now < config.maxTime) add('tick', (d) => void d.now++);
+  if (world.forceReleases < config.forceReleases && (world.record?.holders.length ?? 0) > 0) {
+    add('operator forceRelease', (d) => {
+      for (const holder of d.record!.holders) d.forced.push(holder.writer);
+      d.record = forceFree(d.record!);
+      d.forceReleases++;
+    });
+  }
+  return next;
+}
+
+/** The calls user code may make on writer `w` now. */
+function userCalls(
+  world: World,
+  config: ExploreConfig,
+  w: number,
+  add: (label: string, change: (draft: Draft) => void) => void,
+): void {
+  const writer = world.writers[w]!;
+  const id = writer.writer;
+  const call = (label: string, event: WriterEvent) =>
+    add(`${id}: ${label}`, (d) => {
+      d.userActions[w]!++;
+      deliver(d, config, w, { ...event, now: d.now } as WriterEvent);
+    });
+  const { goal } = writer;
+  if (goal.kind === 'acquire' && (world.started[w] || config.writers[w]!.local)) {
+    call('gives up waiting', { type: 'giveUp', now: 0 });
+  }
+  if (goal.kind === 'hold') {
+    call('releases', { type: 'release', data: `d${world.userActions[w]}`, now: 0 });
+    call('closes', { type: 'giveUp', now: 0 });
+    if (config.extendTo !== undefined) call('extends', { type: 'extend', leaseMs: config.extendTo, now: 0 });
+    config.writers.forEach((other, to) => {
+      if (
+        other.local &&
+        to !== w &&
+        world.writers[to]!.goal.kind === 'acquire' &&
+        !world.writers[to]!.lease
+      ) {
+        call(`hands over to ${other.id}`, { type: 'handOver', to: other.id, data: 'h', now: 0 });
+      }
+    });
+  }
+  if (goal.kind === 'release' && writer.pending?.mayHaveLanded) {
+    // Told the first release's outcome is unknown, the caller releases again with other data.
+    call('releases again', { type: 'release', data: `r${world.userActions[w]}`, now: 0 });
+  }
+}
+
+/** The invariants every state must keep. */
+export function checkWorld(world: World, config: ExploreConfig): void {
+  const believers = world.writers.filter(
+    (writer) =>
+      // A caller that called release (or handed over) has left its critical section.
+      writer.lease !== null &&
+      writer.goal.kind === 'hold' &&
+      world.now < effectiveDeadline(writer) &&
+      !world.forced.includes(writer.writer),
+  );
+  if (believers.length > config.limit) {
+    throw new Violation(
+      'exclusion',
+      `${believers.map((writer) => writer.writer).join(', ')} all believe they hold (limit ${config.limit})`,
+    );
+  }
+  for (const writer of world.writers) {
+    if (writer.end !== null) continue;
+    const idle = writer.pending === null && !writer.reading;
+    if (writer.pending?.status === 'unknown') {
+      throw new Violation('unresolved', `${writer.writer} has a write of unknown outcome and no read for it`);
+    }
+    if (idle && writer.goal.kind !== 'acquire' && writer.goal.kind !== 'hold') {
+      throw new Violation('stalled', `${writer.writer} wants to ${writer.goal.kind} but sends nothing`);
+    }
+    if (idle && writer.goal.kind === 'hold' && writer.lease === null) {
+      throw new Violation('stalled', `${writer.writer} holds with no lease and sends nothing`);
+    }
+  }
+  const quiet =
+    world.net.length === 0 && world.writers.every((writer) => writer.pending === null && !writer.reading);
+  if (!quiet || world.record === null) return;
+  for (const holder of world.record.holders) {
+    if (holder.expiresAt !== null) continue;
+    const writer = world.writers.find((candidate) => candidate.writer === holder.writer);
+    if (!writer || writer.end !== null || writer.lease === null) {
+      throw new Violation(
+        'held-for-ever',
+        `the record keeps a fail-closed lease of ${holder.writer} (written by ${holder.by} #${holder.seq}), and no writer believes it holds it`,
+      );
+    }
+  }
+}

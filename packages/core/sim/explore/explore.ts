@@ -1,0 +1,97 @@
+import type { ExploreConfig } from './explore-config.js';
+import { checkWorld, initialWorld, successors, Violation, type World } from './explore-world.js';
+
+export interface ExploreReport {
+  readonly config: string;
+  /** Distinct states reached (each explored once). */
+  readonly states: number;
+  /** Transitions taken, duplicates included. */
+  readonly transitions: number;
+  /** The deepest level explored completely. */
+  readonly depth: number;
+  /** Whether every state within the depth was explored (false: it stopped at `maxStates`). */
+  readonly complete: boolean;
+  /** The first broken invariant, with the events that lead to it. */
+  readonly violation?: {
+    readonly check: string;
+    readonly message: string;
+    readonly trace: readonly string[];
+  };
+}
+
+interface Node {
+  readonly world: World;
+  readonly parent: Node | undefined;
+  readonly label: string;
+}
+
+function traceOf(node: Node | undefined, last: string): string[] {
+  const labels = [last];
+  for (let at = node; at?.parent !== undefined; at = at.parent) labels.push(at.label);
+  return labels.reverse();
+}
+
+/**
+ * Breadth-first over every order of events, to `depth` events, each state explored once (its
+ * JSON is its hash). Checks the invariants in every state reached; stops at the first violation.
+ */
+export function explore(config: ExploreConfig, depth: number, maxStates = 5_000_000): ExploreReport {
+  const start = initialWorld(config);
+  const seen = new Set<string>([JSON.stringify(start)]);
+  let level: Node[] = [{ world: start, parent: undefined, label: 'start' }];
+  let transitions = 0;
+  for (let d = 0; d < depth; d++) {
+    const nextLevel: Node[] = [];
+    for (const node of level) {
+      let next: ReturnType<typeof successors>;
+      try {
+        next = successors(node.world, config);
+      } catch (error) {
+        return failed(config, seen.size, transitions, d, error, node, '(an event of this state)');
+      }
+      for (const { label, world } of next) {
+        transitions++;
+        const key = JSON.stringify(world);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const child = { world, parent: node, label };
+        try {
+          checkWorld(world, config);
+        } catch (error) {
+          return failed(config, seen.size, transitions, d + 1, error, node, label);
+        }
+        nextLevel.push(child);
+        if (seen.size >= maxStates) {
+          return { config: config.name, states: seen.size, transitions, depth: d, complete: false };
+        }
+      }
+    }
+    if (nextLevel.length === 0)
+      return { config: config.name, states: seen.size, transitions, depth: d, complete: true };
+    level = nextLevel;
+  }
+  return { config: config.name, states: seen.size, transitions, depth, complete: true };
+}
+
+function failed(
+  config: ExploreConfig,
+  states: number,
+  transitions: number,
+  depth: number,
+  error: unknown,
+  node: Node,
+  label: string,
+): ExploreReport {
+  if (!(error instanceof Violation)) {
+    const trace = traceOf(node, label).join('\n  ');
+    throw new Error(`${config.name}: ${(error as Error).message}\n  ${trace}`, { cause: error });
+  }
+  return {
+    config: config.name,
+    states,
+    transitions,
+    depth,
+    complete: false,
+    violation: { check: error.check, message: error.message, trace: traceOf(node, label) },
+  };
+}

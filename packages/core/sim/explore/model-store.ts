@@ -1,0 +1,129 @@
+import type { RecordView, WriteCondition, WriteIntent } from '../../src/protocol/writer-state.js';
+
+// The store as the exhaustive checker models it: one record of a lock (limit 1) or a semaphore
+// (limit > 1), versions that never repeat, and expiry judged against the one true time (the
+// clocks agree; the simulator covers wrong ones).
+
+export interface ModelHolder {
+  /** The writer whose lease this entry is. */
+  readonly writer: string;
+  /** The writer that wrote it (another one for a hand-over), and which of its writes. */
+  readonly by: string;
+  readonly seq: number;
+  readonly token: number;
+  /** Null: fail-closed, never expires. */
+  readonly expiresAt: number | null;
+}
+
+export interface ModelRecord {
+  readonly version: number;
+  readonly token: number;
+  readonly holders: readonly ModelHolder[];
+  /** Who wrote the record last, and which of its writes (seq 0: an operator). */
+  readonly writtenBy: string;
+  readonly writtenSeq: number;
+  readonly data: string | undefined;
+}
+
+export interface ModelWrite {
+  readonly writer: string;
+  readonly seq: number;
+  readonly intent: WriteIntent;
+  readonly condition: WriteCondition;
+  /** The lease the write asks for (null: fail-closed). */
+  readonly leaseMs: number | null;
+}
+
+export type ModelAnswer =
+  | { readonly ok: true; readonly record: ModelRecord; readonly token: number }
+  | { readonly ok: false };
+
+const live = (holder: ModelHolder, now: number) => holder.expiresAt === null || now < holder.expiresAt;
+
+export function isClaimable(record: ModelRecord | null, now: number, limit: number): boolean {
+  return record === null || record.holders.filter((holder) => live(holder, now)).length < limit;
+}
+
+function conditionHolds(record: ModelRecord | null, condition: WriteCondition, now: number, limit: number) {
+  switch (condition.kind) {
+    case 'absent':
+      return record === null;
+    case 'version':
+      return record !== null && `v${record.version}` === condition.version;
+    case 'claimable':
+      return (
+        isClaimable(record, now, limit) || (record !== null && condition.version === `v${record.version}`)
+      );
+  }
+}
+
+/** Applies `write` to `record` at time `now`, if its condition holds. */
+export function applyWrite(
+  record: ModelRecord | null,
+  write: ModelWrite,
+  now: number,
+  limit: number,
+): ModelAnswer {
+  if (!conditionHolds(record, write.condition, now, limit)) return { ok: false };
+  const { intent, writer, seq } = write;
+  const expiresAt = write.leaseMs === null ? null : now + write.leaseMs;
+  const holders = (record?.holders ?? []).filter((holder) => live(holder, now) || holder.writer === writer);
+  const others = holders.filter((holder) => holder.writer !== writer);
+  const own = holders.find((holder) => holder.writer === writer);
+  const base = record?.token ?? 0;
+  let next: ModelHolder[];
+  let token: number;
+  let data = record?.data;
+  switch (intent.kind) {
+    case 'claim': {
+      token = intent.token ?? base + 1;
+      const mine = { writer, by: writer, seq, token, expiresAt };
+      next = limit === 1 ? [mine] : [...others.filter((holder) => live(holder, now)), mine];
+      break;
+    }
+    case 'renew':
+      if (!own) throw new Error(`model: ${writer} renews v${record?.version} without an entry in it`);
+      token = own.token;
+      next = [...others, { ...own, by: writer, seq, expiresAt }];
+      break;
+    case 'release':
+      token = own?.token ?? base;
+      next = others;
+      if (intent.data !== undefined) data = intent.data;
+      break;
+    case 'handOver':
+      token = intent.token;
+      next = [...others, { writer: intent.to, by: writer, seq, token, expiresAt }];
+      if (intent.data !== undefined) data = intent.data;
+      break;
+  }
+  const written: ModelRecord = {
+    version: (record?.version ?? 0) + 1,
+    token: Math.max(base, token),
+    holders: next.sort((a, b) => a.writer.localeCompare(b.writer)),
+    writtenBy: writer,
+    writtenSeq: seq,
+    data,
+  };
+  return { ok: true, record: written, token };
+}
+
+/** An operator's forceRelease: frees the record, keeping its token and data. */
+export function forceFree(record: ModelRecord): ModelRecord {
+  return { ...record, version: record.version + 1, holders: [], writtenBy: 'operator', writtenSeq: 0 };
+}
+
+/** What `record` shows to `writer` (see RecordView). */
+export function viewOf(record: ModelRecord | null, writer: string, now: number, limit: number): RecordView {
+  if (record === null) {
+    return { version: null, token: 0, lastSeq: undefined, own: undefined, claimable: true };
+  }
+  const own = record.holders.find((holder) => holder.writer === writer && holder.by === writer);
+  return {
+    version: `v${record.version}`,
+    token: record.token,
+    lastSeq: record.writtenBy === writer ? record.writtenSeq : undefined,
+    own: own ? { seq: own.seq, token: own.token } : undefined,
+    claimable: isClaimable(record, now, limit),
+  };
+}

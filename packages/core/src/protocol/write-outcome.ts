@@ -1,0 +1,160 @@
+import type { WriterAction } from './writer-events.js';
+import {
+  deadlineFrom,
+  type PendingWrite,
+  type RecordView,
+  type WriterEnd,
+  type WriterState,
+} from './writer-state.js';
+
+// What the outcome of the writer's one write means: it landed, it certainly did not, or a
+// record read after it says which. Each function leaves nothing in flight; advance() in
+// writer-step.ts then decides the next write.
+
+/** The write `pending` landed: at `version`, with `token` as the writer's token. */
+export function landed(
+  state: WriterState,
+  pending: PendingWrite,
+  version: string,
+  token: number,
+  now: number,
+  out: WriterAction[],
+): WriterState {
+  const { intent } = pending;
+  const holds = intent.kind === 'claim' || intent.kind === 'renew';
+  const leaseToken = intent.kind === 'claim' || !state.lease ? token : state.lease.token;
+  let s: WriterState = {
+    ...state,
+    pending: null,
+    known: {
+      version,
+      token: Math.max(token, state.known?.token ?? 0),
+      lastSeq: pending.seq,
+      own: holds ? { seq: pending.seq, token: leaseToken } : undefined,
+      claimable: !holds && intent.kind === 'release',
+    },
+  };
+  if (intent.kind === 'claim' || intent.kind === 'renew') {
+    const leaseMs = intent.kind === 'renew' ? intent.leaseMs : s.terms.leaseMs;
+    const deadline = deadlineFrom(pending.sentAt, leaseMs, s.terms.marginMs);
+    s = { ...s, terms: { ...s.terms, leaseMs }, lease: { version, token: leaseToken, deadline } };
+    if (s.goal.kind === 'acquire') {
+      // A lease that arrived too late is not trusted: it stays the writer's (own), and the next
+      // write renews it before it is handed out.
+      if (now >= deadline) return { ...s, lease: null };
+      out.push({ type: 'acquired', token: leaseToken });
+      return { ...s, goal: { kind: 'hold' } };
+    }
+    if (s.goal.kind === 'hold' && s.goal.extend !== undefined && s.goal.extend === leaseMs) {
+      out.push({ type: 'extended' });
+      return { ...s, goal: { kind: 'hold' } };
+    }
+    return s;
+  }
+  if (intent.kind === 'release') {
+    // The caller asked again since, for other data (told that this one's outcome was unknown):
+    // nobody wrote after this write, so the record is still this writer's to write.
+    if (s.goal.kind === 'release' && s.goal.data !== undefined && s.goal.data !== intent.data) {
+      return sendNow(s, { kind: 'release', data: s.goal.data }, version, now, out);
+    }
+    if (s.goal.kind === 'release') out.push({ type: 'released' });
+    return end(s, 'released', out);
+  }
+  out.push({ type: 'released' });
+  out.push({ type: 'passTo', to: intent.to, version, token: intent.token, sentAt: pending.sentAt });
+  return end(s, 'handedOver', out);
+}
+
+/** The write `pending` did not land, and cannot any more: the store refused it (no `view`), or the record moved on without it. */
+export function notApplied(
+  state: WriterState,
+  pending: PendingWrite,
+  view: RecordView | undefined,
+  out: WriterAction[],
+): WriterState {
+  const s: WriterState = { ...state, pending: null, known: view ?? state.known };
+  const { intent } = pending;
+  if (intent.kind === 'claim') return s; // advance(): claim again, wait, or end
+  const ownVersion = view?.own !== undefined ? view.version : null;
+  if (ownVersion !== null) {
+    // Still this writer's entry (a semaphore slot others wrote beside): write again on the new version.
+    return s.lease ? { ...s, lease: { ...s.lease, version: ownVersion } } : s;
+  }
+  const op = intent.kind === 'renew' ? 'extend' : intent.kind;
+  if (!view) {
+    // Certainly not applied: the lease stands as it was (a shortened deadline rolls back),
+    // unless its deadline passed while the write was in flight.
+    if (!s.lease) return lose(s, out, false);
+    if (intent.kind === 'renew' && !(s.goal.kind === 'hold' && s.goal.extend !== undefined)) return s;
+    out.push({ type: 'failed', op, why: 'refused', maybeApplied: false });
+    return s.goal.kind === 'giveBack' ? s : { ...s, goal: { kind: 'hold' } };
+  }
+  if (s.goal.kind === 'acquire') return s; // a renewal of an untrusted lease of its own failed: claim afresh
+  return lose(s, out, intent.kind !== 'renew' && pending.mayHaveLanded);
+}
+
+/** What a record read after the write `pending` (or returned with its refusal) says about it. */
+export function resolveWith(
+  state: WriterState,
+  pending: PendingWrite,
+  view: RecordView,
+  now: number,
+  out: WriterAction[],
+): WriterState {
+  if (view.version !== null && (view.lastSeq === pending.seq || view.own?.seq === pending.seq)) {
+    return landed(state, pending, view.version, view.own?.token ?? view.token, now, out);
+  }
+  const { condition } = pending;
+  const unchanged =
+    condition.kind === 'absent'
+      ? view.version === null
+      : condition.kind === 'version' && view.version === condition.version;
+  if (unchanged && pending.mayHaveLanded) {
+    // Its condition still holds, so a copy of it may still land: send it again, unchanged. Of
+    // the copies, at most one lands (each needs this version), and none once another write has.
+    out.push({ type: 'write', seq: pending.seq, intent: pending.intent, condition });
+    return { ...state, known: view, pending: { ...pending, status: 'sent' } };
+  }
+  // The record moved on without it (or it was a one-request claim, which no read can rule out:
+  // a copy that lands later is recognised by its seq, and its finite lease ends by itself).
+  return notApplied(state, pending, view, out);
+}
+
+/** The caller's lease is gone, and nothing of this writer is left in the store or in flight. */
+export function lose(state: WriterState, out: WriterAction[], maybeApplied: boolean): WriterState {
+  const { goal } = state;
+  if (goal.kind === 'hold') out.push({ type: 'lost' });
+  if (goal.kind === 'release' || goal.kind === 'handOver') {
+    out.push({ type: 'failed', op: goal.kind, why: 'lost', maybeApplied });
+  }
+  return end({ ...state, lease: null }, 'lost', out);
+}
+
+export function end(state: WriterState, how: WriterEnd, out: WriterAction[]): WriterState {
+  out.push({ type: 'ended', end: how });
+  return { ...state, lease: null, pending: null, reading: false, end: how };
+}
+
+/** Sends the writer's next write (nothing may be in flight). */
+export function send(
+  state: WriterState,
+  intent: PendingWrite['intent'],
+  condition: PendingWrite['condition'],
+  now: number,
+  out: WriterAction[],
+): WriterState {
+  const seq = state.seq + 1;
+  out.push({ type: 'write', seq, intent, condition });
+  const pending: PendingWrite = { seq, intent, condition, sentAt: now, status: 'sent', mayHaveLanded: false };
+  return { ...state, seq, pending };
+}
+
+function sendNow(
+  state: WriterState,
+  intent: PendingWrite['intent'],
+  version: string,
+  now: number,
+  out: WriterAction[],
+): WriterState {
+  return send(state, intent, { kind: 'version', version }, now, out);
+}

@@ -1,0 +1,82 @@
+import type { Data, RecordView, WriteCondition, WriteIntent, WriterEnd } from './writer-state.js';
+
+// What happens to a writer (events) and what it asks its driver to do (actions). Every event
+// carries the monotonic time it was seen at: the step function reads no clock of its own.
+
+/** How the store answered one write. */
+export type WriteAnswer =
+  | { readonly kind: 'ok'; readonly version: string; readonly token: number }
+  /** Not applied: the condition failed. `view` is the record now, when the store returned it. */
+  | { readonly kind: 'conflict'; readonly view?: RecordView }
+  /** Certainly not applied: refused before it could be (connection refused, throttled, invalid). */
+  | { readonly kind: 'refused' }
+  /** No answer, or one that cannot tell: it may have been applied, or may still be. */
+  | { readonly kind: 'unknown' };
+
+export type TimerName = 'retry' | 'renew' | 'deadline';
+
+export type WriterEvent =
+  /** The caller starts waiting for the key (the writer sends its first request). */
+  | { readonly type: 'start'; readonly now: number }
+  | { readonly type: 'written'; readonly seq: number; readonly answer: WriteAnswer; readonly now: number }
+  /** A read answered; `for` is the write it resolves (its seq), or 0 for a read before a claim. */
+  | { readonly type: 'read'; readonly for: number; readonly view: RecordView; readonly now: number }
+  | { readonly type: 'readFailed'; readonly for: number; readonly now: number }
+  | { readonly type: 'timer'; readonly timer: TimerName; readonly now: number }
+  /** The holder releases, storing `data`. */
+  | { readonly type: 'release'; readonly data: Data; readonly now: number }
+  /** The holder releases straight to the local waiter `to`. */
+  | { readonly type: 'handOver'; readonly to: string; readonly data: Data; readonly now: number }
+  /** The holder asks for another lease length (null: fail-closed). */
+  | { readonly type: 'extend'; readonly leaseMs: number | null; readonly now: number }
+  /** The caller stopped waiting (its wait ran out, it aborted, or the client closes). */
+  | { readonly type: 'giveUp'; readonly now: number }
+  /** A lock of this client handed its lease to this writer in a write that landed. */
+  | {
+      readonly type: 'handedOver';
+      readonly version: string;
+      readonly token: number;
+      readonly sentAt: number;
+      readonly now: number;
+    };
+
+export type WriterAction =
+  /** Read the record; the answer comes back as `read` (or `readFailed`) with the same `for`. */
+  | { readonly type: 'read'; readonly for: number }
+  | {
+      readonly type: 'write';
+      readonly seq: number;
+      readonly intent: WriteIntent;
+      readonly condition: WriteCondition;
+    }
+  /** Fire `timer` at monotonic time `at` (replacing the one armed before). */
+  | { readonly type: 'arm'; readonly timer: TimerName; readonly at: number }
+  /** The waiting caller gets the lease. */
+  | { readonly type: 'acquired'; readonly token: number }
+  /** The caller's lease is lost: abort its signal. */
+  | { readonly type: 'lost' }
+  /** The caller's extend is confirmed. */
+  | { readonly type: 'extended' }
+  /** The caller's release (or hand-over) is done. */
+  | { readonly type: 'released' }
+  /** Pass the lease to the local waiter `to` (its writer gets `handedOver`). */
+  | {
+      readonly type: 'passTo';
+      readonly to: string;
+      readonly version: string;
+      readonly token: number;
+      readonly sentAt: number;
+    }
+  /** The caller's release, hand-over or extend failed: `lost` (not held, maybe applied), or `refused` (still held). */
+  | {
+      readonly type: 'failed';
+      readonly op: 'release' | 'handOver' | 'extend';
+      readonly why: 'lost' | 'refused';
+      readonly maybeApplied: boolean;
+    }
+  | { readonly type: 'ended'; readonly end: WriterEnd };
+
+export interface Step<S> {
+  readonly state: S;
+  readonly actions: readonly WriterAction[];
+}

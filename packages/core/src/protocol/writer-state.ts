@@ -1,0 +1,135 @@
+// What one writer (one store lease of one client: a lock, or a slot of a semaphore) knows and
+// wants. Plain immutable data: `step` (writer-step.ts) makes the next state from it and an event.
+
+/** What a record, read or returned with a refusal, shows to one writer. Made by the driver from a lock or a semaphore record alike. */
+export interface RecordView {
+  /** The record's version; null when the key has no record. */
+  readonly version: string | null;
+  /** The record's fencing token (the highest it holds). */
+  readonly token: number;
+  /** Sequence number of the write of this writer the record was last written by, if it was. */
+  readonly lastSeq: number | undefined;
+  /**
+   * This writer's own entry, written by this writer: the lock's holder, or its semaphore slot
+   * (its `seq` says which write). A hand-over naming this writer is not its own until the
+   * handing lock passes it on (`handedOver`).
+   */
+  readonly own: { readonly seq: number; readonly token: number } | undefined;
+  /** Whether a claim may be written now: free, expired, or a semaphore slot free, as this client judges. */
+  readonly claimable: boolean;
+}
+
+/** How a writer's leases are taken and timed. */
+export interface WriterTerms {
+  /** Lease length in ms; null: fail-closed (held until released, never expires). */
+  readonly leaseMs: number | null;
+  /** How a claim is conditioned: on the version read, or in one request on the record's state. */
+  readonly claimBy: 'version' | 'state';
+  /** How much earlier than the lease's end the holder stops trusting it. */
+  readonly marginMs: number;
+  /** How long to wait before looking at a record again (a busy key, a failed read). */
+  readonly retryMs: number;
+}
+
+/** A lease this writer holds, as confirmed by the store. */
+export interface Lease {
+  readonly version: string;
+  readonly token: number;
+  /** Monotonic time from which the lease is no longer trusted (Infinity: fail-closed). */
+  readonly deadline: number;
+}
+
+/** Stored data: a serialized JSON value, or undefined to keep what the record has. */
+export type Data = string | undefined;
+
+/** What the writer is for, now. */
+export type Goal =
+  /** A caller waits to get the lease. */
+  | { readonly kind: 'acquire' }
+  /** The caller holds the lease; `extend` when it asked for another lease length. */
+  | { readonly kind: 'hold'; readonly extend?: number | null }
+  /** The caller asked to release it, storing `data`. */
+  | { readonly kind: 'release'; readonly data: Data }
+  /** The caller released it to the local waiter `to`, in one write. */
+  | { readonly kind: 'handOver'; readonly to: string; readonly data: Data }
+  /** Nobody wants it any more: give back whatever this writer may own, then end. */
+  | { readonly kind: 'giveBack' };
+
+/** What a write asks the store for; the driver builds the record from it and the record it knows. */
+export type WriteIntent =
+  | { readonly kind: 'claim'; readonly token: number | undefined }
+  | { readonly kind: 'renew'; readonly leaseMs: number | null }
+  | { readonly kind: 'release'; readonly data: Data }
+  | { readonly kind: 'handOver'; readonly to: string; readonly token: number; readonly data: Data };
+
+/** The condition a write is sent with. */
+export type WriteCondition =
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'version'; readonly version: string }
+  /** The one-request claim: free or expired now (or still at `version`), judged by the store. */
+  | { readonly kind: 'claimable'; readonly version: string | null };
+
+/**
+ * The writer's one write in flight or of unknown outcome. `sent`: waiting for its answer;
+ * `unknown`: its outcome is unknown and a read is due; `reading`: that read is in flight;
+ * `backoff`: that read failed, and the retry timer will send another.
+ */
+export interface PendingWrite {
+  readonly seq: number;
+  readonly intent: WriteIntent;
+  readonly condition: WriteCondition;
+  /** Monotonic time of the first send: a lease it wins counts from then, whichever copy landed. */
+  readonly sentAt: number;
+  readonly status: 'sent' | 'unknown' | 'reading' | 'backoff';
+  /** Some copy of it had an unknown outcome: a refusal of a later copy proves nothing. */
+  readonly mayHaveLanded: boolean;
+}
+
+export type WriterEnd = 'released' | 'handedOver' | 'lost' | 'gaveUp';
+
+export interface WriterState {
+  readonly writer: string;
+  /** Sequence number of the last write sent (0: none yet). */
+  readonly seq: number;
+  readonly terms: WriterTerms;
+  readonly goal: Goal;
+  readonly lease: Lease | null;
+  readonly pending: PendingWrite | null;
+  /** A read in flight that decides the next claim (not one resolving a write). */
+  readonly reading: boolean;
+  /** The record as last read or written: undefined before the first look, version null when absent. */
+  readonly known: RecordView | undefined;
+  /** Set once the writer owns nothing and has nothing in flight that could still land. */
+  readonly end: WriterEnd | null;
+}
+
+/** A writer that wants the key, has sent nothing yet, and knows `known` of it (undefined: nothing). */
+export function newWriter(writer: string, terms: WriterTerms, known?: RecordView): WriterState {
+  return {
+    writer,
+    seq: 0,
+    terms,
+    goal: { kind: 'acquire' },
+    lease: null,
+    pending: null,
+    reading: false,
+    known,
+    end: null,
+  };
+}
+
+/** The monotonic time from which a lease confirmed by a write sent at `sentAt` is not trusted. */
+export function deadlineFrom(sentAt: number, leaseMs: number | null, marginMs: number): number {
+  return leaseMs === null ? Number.POSITIVE_INFINITY : sentAt + leaseMs - marginMs;
+}
+
+/**
+ * The deadline the holder goes by: a write that shortens the lease counts from its send until
+ * the store refuses it for certain, since once it lands others may take the key that early.
+ */
+export function effectiveDeadline(state: WriterState): number {
+  const deadline = state.lease?.deadline ?? Number.NEGATIVE_INFINITY;
+  const write = state.pending;
+  if (write?.intent.kind !== 'renew') return deadline;
+  return Math.min(deadline, deadlineFrom(write.sentAt, write.intent.leaseMs, state.terms.marginMs));
+}

@@ -1,0 +1,198 @@
+import { end, landed, lose, notApplied, resolveWith, send } from './write-outcome.js';
+import type { Step, TimerName, WriteAnswer, WriterAction, WriterEvent } from './writer-events.js';
+import { deadlineFrom, effectiveDeadline, type WriteCondition, type WriterState } from './writer-state.js';
+
+/**
+ * The lease protocol of one writer as a pure function: the next state and the actions its
+ * driver performs (send a write or a read, arm a timer, answer the caller). No I/O, timers or
+ * clocks inside: every event carries the monotonic time it was seen at. The rules:
+ * - at most one write in flight: a new write is sent only once the last one's outcome is known;
+ * - an unknown outcome is resolved by a read: the write's own id in the record (it landed), the
+ *   record still at its condition (it may still land: send it again, unchanged), or the record
+ *   moved on without it (it never can);
+ * - a deadline change counts once confirmed, except that a shortening counts from its send;
+ * - a writer nobody waits for any more gives back whatever it may own, then ends.
+ */
+export function step(state: WriterState, event: WriterEvent): Step<WriterState> {
+  if (state.end !== null) return { state, actions: [] };
+  const out: WriterAction[] = [];
+  const changed = apply(state, event, out);
+  return { state: changed.end === null ? advance(changed, event.now, out) : changed, actions: out };
+}
+
+function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState {
+  switch (e.type) {
+    case 'start':
+      return s;
+    case 'written':
+      return onWritten(s, e.seq, e.answer, e.now, out);
+    case 'read':
+      if (s.pending?.seq === e.for && s.pending.status !== 'sent') {
+        return resolveWith(s, s.pending, e.view, e.now, out);
+      }
+      return e.for === 0 && s.reading ? { ...s, reading: false, known: e.view } : s;
+    case 'readFailed':
+      if (s.pending?.seq === e.for && s.pending.status === 'reading') {
+        out.push({ type: 'arm', timer: 'retry', at: e.now + s.terms.retryMs });
+        return { ...s, pending: { ...s.pending, status: 'backoff' } };
+      }
+      if (e.for !== 0 || !s.reading) return s;
+      out.push({ type: 'arm', timer: 'retry', at: e.now + s.terms.retryMs });
+      return { ...s, reading: false };
+    case 'timer':
+      return onTimer(s, e.timer, e.now, out);
+    case 'release':
+      return s.goal.kind === 'hold' || s.goal.kind === 'release'
+        ? { ...s, goal: { kind: 'release', data: e.data } }
+        : s;
+    case 'handOver':
+      return s.goal.kind === 'hold' ? { ...s, goal: { kind: 'handOver', to: e.to, data: e.data } } : s;
+    case 'extend':
+      return s.goal.kind === 'hold' ? { ...s, goal: { kind: 'hold', extend: e.leaseMs } } : s;
+    case 'giveUp':
+      return s.goal.kind === 'acquire' || s.goal.kind === 'hold' ? { ...s, goal: { kind: 'giveBack' } } : s;
+    case 'handedOver': {
+      if (s.lease || (s.goal.kind !== 'acquire' && s.goal.kind !== 'giveBack')) return s;
+      const deadline = deadlineFrom(e.sentAt, s.terms.leaseMs, s.terms.marginMs);
+      const own = { seq: 0, token: e.token };
+      const known = { version: e.version, token: e.token, lastSeq: undefined, own, claimable: false };
+      const handed = { ...s, known, lease: { version: e.version, token: e.token, deadline } };
+      if (s.goal.kind === 'giveBack') return handed;
+      if (e.now >= deadline) return { ...handed, lease: null }; // too late to trust: renewed first
+      out.push({ type: 'acquired', token: e.token });
+      return { ...handed, goal: { kind: 'hold' } };
+    }
+  }
+}
+
+function onWritten(
+  s: WriterState,
+  seq: number,
+  answer: WriteAnswer,
+  now: number,
+  out: WriterAction[],
+): WriterState {
+  const pending = s.pending;
+  if (pending === null || pending.seq !== seq) return s; // an answer to a write already resolved
+  switch (answer.kind) {
+    case 'ok':
+      return landed(s, pending, answer.version, answer.token, now, out);
+    case 'conflict':
+      if (answer.view) return resolveWith(s, pending, answer.view, now, out);
+      return pending.status === 'sent' ? { ...s, pending: { ...pending, status: 'unknown' } } : s;
+    case 'refused':
+      // A refusal proves nothing about another copy of it whose outcome was unknown.
+      if (!pending.mayHaveLanded) return notApplied(s, pending, undefined, out);
+      return pending.status === 'sent' ? { ...s, pending: { ...pending, status: 'unknown' } } : s;
+    case 'unknown':
+      if (pending.status !== 'sent') return s;
+      return { ...s, pending: { ...pending, status: 'unknown', mayHaveLanded: true } };
+  }
+}
+
+function onTimer(s: WriterState, timer: TimerName, now: number, out: WriterAction[]): WriterState {
+  if (timer === 'retry') {
+    if (s.pending?.status === 'backoff') return { ...s, pending: { ...s.pending, status: 'unknown' } };
+    if (s.goal.kind !== 'acquire' || s.lease || s.pending || s.reading) return s;
+    out.push({ type: 'read', for: 0 });
+    return { ...s, reading: true };
+  }
+  if (timer === 'renew' && s.goal.kind === 'hold' && s.lease && !s.pending && s.terms.leaseMs !== null) {
+    if (now < renewAt(s)) return s;
+    return send(s, { kind: 'renew', leaseMs: s.terms.leaseMs }, versionOf(s.lease.version), now, out);
+  }
+  return s; // the deadline is checked by advance() on every event
+}
+
+/** What the writer does next, once an event has been applied. */
+function advance(state: WriterState, now: number, out: WriterAction[]): WriterState {
+  const s = checkDeadline(state, now, out);
+  if (s.end !== null) return s;
+  const pending = s.pending;
+  if (pending) {
+    if (pending.status !== 'unknown') return s;
+    out.push({ type: 'read', for: pending.seq });
+    return { ...s, pending: { ...pending, status: 'reading' } };
+  }
+  if (s.reading) return s;
+  const { goal, lease, known } = s;
+  const ownVersion = known?.own !== undefined ? known.version : null;
+  switch (goal.kind) {
+    case 'acquire':
+      return seekLease(s, now, out);
+    case 'hold':
+      if (!lease) return s;
+      if (goal.extend !== undefined) {
+        return send(s, { kind: 'renew', leaseMs: goal.extend }, versionOf(lease.version), now, out);
+      }
+      return arm(s, out);
+    case 'release':
+    case 'handOver': {
+      const version = lease?.version ?? ownVersion;
+      if (version === null) return lose(s, out, false);
+      if (goal.kind === 'release')
+        return send(s, { kind: 'release', data: goal.data }, versionOf(version), now, out);
+      const token = Math.max(lease?.token ?? 0, known?.token ?? 0) + 1;
+      const intent = { kind: 'handOver', to: goal.to, token, data: goal.data } as const;
+      return send(s, intent, versionOf(version), now, out);
+    }
+    case 'giveBack': {
+      const version = lease?.version ?? ownVersion;
+      if (version === null) return end(s, 'gaveUp', out);
+      return send(s, { kind: 'release', data: undefined }, versionOf(version), now, out);
+    }
+  }
+}
+
+/** Waiting for the key with nothing in flight: renew an own untrusted lease, claim, or wait. */
+function seekLease(s: WriterState, now: number, out: WriterAction[]): WriterState {
+  const { known, terms } = s;
+  if (known?.own !== undefined && known.version !== null) {
+    return send(s, { kind: 'renew', leaseMs: terms.leaseMs }, versionOf(known.version), now, out);
+  }
+  if (known !== undefined && !known.claimable) {
+    out.push({ type: 'arm', timer: 'retry', at: now + terms.retryMs });
+    return s;
+  }
+  // Never seen (a fresh key is the common case: create it), or claimable as last seen.
+  const version = known?.version ?? null;
+  if (terms.claimBy === 'state' && terms.leaseMs !== null) {
+    return send(s, { kind: 'claim', token: undefined }, { kind: 'claimable', version }, now, out);
+  }
+  const condition: WriteCondition = version === null ? { kind: 'absent' } : versionOf(version);
+  return send(s, { kind: 'claim', token: (known?.token ?? 0) + 1 }, condition, now, out);
+}
+
+/** The lease is no longer trusted once its deadline passed: the caller hears so at once. */
+function checkDeadline(s: WriterState, now: number, out: WriterAction[]): WriterState {
+  if (!s.lease || now < effectiveDeadline(s)) return s;
+  const { goal, pending } = s;
+  // A release or hand-over in flight goes on: its outcome tells the caller whether it landed.
+  const writing = pending?.intent.kind === 'release' || pending?.intent.kind === 'handOver';
+  if ((goal.kind === 'release' || goal.kind === 'handOver') && writing) return s;
+  if (goal.kind === 'hold') out.push({ type: 'lost' });
+  if (goal.kind === 'release' || goal.kind === 'handOver') {
+    out.push({ type: 'failed', op: goal.kind, why: 'lost', maybeApplied: false });
+  }
+  // A write in flight may still land, or be refused and leave the lease as it was (a refused
+  // shortening of a fail-closed lease): the lease stays known, to be given back.
+  if (pending) return goal.kind === 'giveBack' ? s : { ...s, goal: { kind: 'giveBack' } };
+  return end(s, 'lost', out);
+}
+
+function arm(s: WriterState, out: WriterAction[]): WriterState {
+  const deadline = effectiveDeadline(s);
+  if (Number.isFinite(deadline)) out.push({ type: 'arm', timer: 'deadline', at: deadline });
+  if (s.terms.leaseMs !== null) out.push({ type: 'arm', timer: 'renew', at: renewAt(s) });
+  return s;
+}
+
+/** Renew halfway through what is left of a trusted lease. */
+function renewAt(s: WriterState): number {
+  const leaseMs = s.terms.leaseMs ?? Number.POSITIVE_INFINITY;
+  return (s.lease?.deadline ?? 0) - (leaseMs - s.terms.marginMs) / 2;
+}
+
+function versionOf(version: string): WriteCondition {
+  return { kind: 'version', version };
+}
