@@ -21,7 +21,7 @@ for (const config of CONFIGS) {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const reach = report.complete ? `every state to depth ${report.depth}` : `stopped at depth ${report.depth}`;
   console.log(
-    `${config.name}: ${report.states} states, ${report.transitions} transitions, ${reach} (${seconds} s)`,
+    `${config.name}: ${report.states} states (${report.fullStates} with the key full), ${report.transitions} transitions, ${reach} (${seconds} s)`,
   );
   if (report.violation) {
     failedAny = true;

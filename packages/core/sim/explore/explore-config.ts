@@ -27,8 +27,8 @@ export interface ExploreConfig {
   readonly testDepth: number;
 }
 
-const finite = (claimBy: 'version' | 'state' = 'version'): WriterTerms => ({
-  leaseMs: 4,
+const finite = (claimBy: 'version' | 'state' = 'version', leaseMs = 4): WriterTerms => ({
+  leaseMs,
   claimBy,
   marginMs: 0,
   retryMs: 1,
@@ -37,6 +37,52 @@ const failClosed: WriterTerms = { leaseMs: null, claimBy: 'version', marginMs: 0
 
 /** What `pnpm test` enumerates; `pnpm explore --depth N` goes deeper. */
 export const CONFIGS: readonly ExploreConfig[] = [
+  {
+    // Short leases and no faults or user calls: deep enough for every timing of renewals and
+    // answers against expiry.
+    name: 'lock, two writers, timing only',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite('version', 2) },
+      { id: 'b', terms: finite('version', 2) },
+    ],
+    faults: 0,
+    maxTime: 5,
+    userActions: 0,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 20,
+  },
+  {
+    name: 'lock, fail-closed, extend to finite, timing only',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: failClosed },
+      { id: 'b', terms: failClosed },
+    ],
+    faults: 0,
+    maxTime: 4,
+    userActions: 1,
+    extendTo: 2,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 16,
+  },
+  {
+    name: 'semaphore of limit 2, three writers, timing and one fault',
+    limit: 2,
+    writers: [
+      { id: 'a', terms: finite('version', 2) },
+      { id: 'b', terms: finite('version', 2) },
+      { id: 'c', terms: finite('version', 2) },
+    ],
+    faults: 1,
+    maxTime: 4,
+    userActions: 0,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 9,
+  },
   {
     name: 'lock, two writers, finite leases, S3 answers',
     limit: 1,
@@ -94,6 +140,20 @@ export const CONFIGS: readonly ExploreConfig[] = [
     forceReleases: 0,
     conflictView: false,
     testDepth: 9,
+  },
+  {
+    name: 'lock, fail-closed hand-over to a local waiter',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: failClosed },
+      { id: 'w', local: true, terms: failClosed },
+    ],
+    faults: 2,
+    maxTime: 3,
+    userActions: 2,
+    forceReleases: 0,
+    conflictView: false,
+    testDepth: 16,
   },
   {
     name: 'semaphore of limit 2, three writers',

@@ -148,9 +148,19 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       deliver(draft, config, to, { type: 'handedOver', version, token, sentAt, now: draft.now });
       return;
     }
+    case 'failed': {
+      const goal = before.goal;
+      const data = goal.kind === 'release' || goal.kind === 'handOver' ? goal.data : undefined;
+      if (!action.maybeApplied && data !== undefined && draft.stored.includes(`${writer.writer}=${data}`)) {
+        throw new Violation(
+          'data',
+          `${writer.writer} was told its ${action.op} of "${data}" failed, but that data landed`,
+        );
+      }
+      return;
+    }
     case 'lost':
     case 'extended':
-    case 'failed':
     case 'ended':
       return;
   }
@@ -316,9 +326,9 @@ function userCalls(
   }
 }
 
-/** The invariants every state must keep. */
-export function checkWorld(world: World, config: ExploreConfig): void {
-  const believers = world.writers.filter(
+/** The writers whose callers believe they hold the key now. */
+export function believersOf(world: World): WriterState[] {
+  return world.writers.filter(
     (writer) =>
       // A caller that called release (or handed over) has left its critical section.
       writer.lease !== null &&
@@ -326,12 +336,46 @@ export function checkWorld(world: World, config: ExploreConfig): void {
       world.now < effectiveDeadline(writer) &&
       !world.forced.includes(writer.writer),
   );
+}
+
+/** The invariants every state must keep. */
+export function checkWorld(world: World, config: ExploreConfig): void {
+  const believers = believersOf(world);
   if (believers.length > config.limit) {
     throw new Violation(
       'exclusion',
       `${believers.map((writer) => writer.writer).join(', ')} all believe they hold (limit ${config.limit})`,
     );
   }
+  world.writers.forEach((writer, w) => {
+    const { pending } = writer;
+    const inFlight = (kind: 'write' | 'read', seq: number) =>
+      world.net.some(
+        (message) =>
+          message.w === w &&
+          (message.kind === kind
+            ? (message.kind === 'write' ? message.write.seq : message.kind === 'read' ? message.for : -1) ===
+              seq
+            : message.kind === 'answer' &&
+              (message.event.type === 'written'
+                ? message.event.seq
+                : 'for' in message.event
+                  ? message.event.for
+                  : -1) === seq),
+      );
+    if (pending?.status === 'sent' && !inFlight('write', pending.seq)) {
+      throw new Violation(
+        'unanswered',
+        `${writer.writer} waits for write #${pending.seq}, which nothing will answer`,
+      );
+    }
+    if (pending?.status === 'reading' && !inFlight('read', pending.seq)) {
+      throw new Violation(
+        'unanswered',
+        `${writer.writer} waits for a read after #${pending.seq}, which nothing will answer`,
+      );
+    }
+  });
   for (const writer of world.writers) {
     if (writer.end !== null) continue;
     const idle = writer.pending === null && !writer.reading;

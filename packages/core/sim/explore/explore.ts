@@ -1,5 +1,5 @@
 import type { ExploreConfig } from './explore-config.js';
-import { checkWorld, initialWorld, successors, Violation, type World } from './explore-world.js';
+import { believersOf, checkWorld, initialWorld, successors, Violation, type World } from './explore-world.js';
 
 export interface ExploreReport {
   readonly config: string;
@@ -11,6 +11,11 @@ export interface ExploreReport {
   readonly depth: number;
   /** Whether every state within the depth was explored (false: it stopped at `maxStates`). */
   readonly complete: boolean;
+  /**
+   * States in which as many callers believe they hold as the limit allows: none would mean the
+   * exclusion check never had anything to check (a model that never grants).
+   */
+  readonly fullStates: number;
   /** The first broken invariant, with the events that lead to it. */
   readonly violation?: {
     readonly check: string;
@@ -40,6 +45,7 @@ export function explore(config: ExploreConfig, depth: number, maxStates = 5_000_
   const seen = new Set<string>([JSON.stringify(start)]);
   let level: Node[] = [{ world: start, parent: undefined, label: 'start' }];
   let transitions = 0;
+  let fullStates = 0;
   for (let d = 0; d < depth; d++) {
     const nextLevel: Node[] = [];
     for (const node of level) {
@@ -47,7 +53,7 @@ export function explore(config: ExploreConfig, depth: number, maxStates = 5_000_
       try {
         next = successors(node.world, config);
       } catch (error) {
-        return failed(config, seen.size, transitions, d, error, node, '(an event of this state)');
+        return failed(config, seen.size, transitions, d, error, node, '(an event of this state)', fullStates);
       }
       for (const { label, world } of next) {
         transitions++;
@@ -58,19 +64,27 @@ export function explore(config: ExploreConfig, depth: number, maxStates = 5_000_
         try {
           checkWorld(world, config);
         } catch (error) {
-          return failed(config, seen.size, transitions, d + 1, error, node, label);
+          return failed(config, seen.size, transitions, d + 1, error, node, label, fullStates);
         }
+        if (believersOf(world).length === config.limit) fullStates++;
         nextLevel.push(child);
         if (seen.size >= maxStates) {
-          return { config: config.name, states: seen.size, transitions, depth: d, complete: false };
+          return {
+            config: config.name,
+            states: seen.size,
+            transitions,
+            depth: d,
+            complete: false,
+            fullStates,
+          };
         }
       }
     }
     if (nextLevel.length === 0)
-      return { config: config.name, states: seen.size, transitions, depth: d, complete: true };
+      return { config: config.name, states: seen.size, transitions, depth: d, complete: true, fullStates };
     level = nextLevel;
   }
-  return { config: config.name, states: seen.size, transitions, depth, complete: true };
+  return { config: config.name, states: seen.size, transitions, depth, complete: true, fullStates };
 }
 
 function failed(
@@ -81,6 +95,7 @@ function failed(
   error: unknown,
   node: Node,
   label: string,
+  fullStates: number,
 ): ExploreReport {
   if (!(error instanceof Violation)) {
     const trace = traceOf(node, label).join('\n  ');
@@ -92,6 +107,7 @@ function failed(
     transitions,
     depth,
     complete: false,
+    fullStates,
     violation: { check: error.check, message: error.message, trace: traceOf(node, label) },
   };
 }

@@ -14,8 +14,12 @@ import { deadlineFrom, effectiveDeadline, type WriteCondition, type WriterState 
  * - a writer nobody waits for any more gives back whatever it may own, then ends.
  */
 export function step(state: WriterState, event: WriterEvent): Step<WriterState> {
-  if (state.end !== null) return { state, actions: [] };
   const out: WriterAction[] = [];
+  if (state.end !== null) {
+    // A hand-over that landed after its waiter left: the lease is this writer's again, to give back.
+    if (event.type !== 'handedOver') return { state, actions: [] };
+    state = { ...state, end: null, goal: { kind: 'giveBack' } };
+  }
   const changed = apply(state, event, out);
   return { state: changed.end === null ? advance(changed, event.now, out) : changed, actions: out };
 }

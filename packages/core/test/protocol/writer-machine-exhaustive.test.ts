@@ -15,9 +15,11 @@ for (const config of CONFIGS) {
       violation && `${violation.message}\n  after: ${violation.trace.join('\n    ')}`,
     ).toBeUndefined();
     expect(report.complete).toBe(true);
-    // A model that stopped early (a start that never happens) would pass without checking anything.
-    expect(report.depth).toBe(config.testDepth);
-    expect(report.states).toBeGreaterThan(10_000);
-    console.log(`${config.name}: ${report.states} states to depth ${report.depth}`);
+    // A model that stops early, or never grants the key, would pass without checking anything.
+    expect(report.states).toBeGreaterThan(5_000);
+    expect(report.fullStates).toBeGreaterThan(0);
+    console.log(
+      `${config.name}: ${report.states} states to depth ${report.depth}, ${report.fullStates} with the key full`,
+    );
   }, 120_000);
 }
