@@ -1,3 +1,4 @@
+import { phaseOf, type WriterPhase } from '../../src/protocol/writer-phase.js';
 import type { ExploreConfig } from './explore-config.js';
 import { believersOf, checkWorld, initialWorld, successors, Violation, type World } from './explore-world.js';
 
@@ -16,6 +17,8 @@ export interface ExploreReport {
    * exclusion check never had anything to check (a model that never grants).
    */
   readonly fullStates: number;
+  /** The phases some writer was in, in some state reached. */
+  readonly phases: readonly WriterPhase[];
   /** The first broken invariant, with the events that lead to it. */
   readonly violation?: {
     readonly check: string;
@@ -46,6 +49,16 @@ export function explore(config: ExploreConfig, depth: number, maxStates = 5_000_
   let level: Node[] = [{ world: start, parent: undefined, label: 'start' }];
   let transitions = 0;
   let fullStates = 0;
+  const phases = new Set<WriterPhase>();
+  const report = (depthReached: number, complete: boolean) => ({
+    config: config.name,
+    states: seen.size,
+    transitions,
+    depth: depthReached,
+    complete,
+    fullStates,
+    phases: [...phases],
+  });
   for (let d = 0; d < depth; d++) {
     const nextLevel: Node[] = [];
     for (const node of level) {
@@ -53,7 +66,7 @@ export function explore(config: ExploreConfig, depth: number, maxStates = 5_000_
       try {
         next = successors(node.world, config);
       } catch (error) {
-        return failed(config, seen.size, transitions, d, error, node, '(an event of this state)', fullStates);
+        return failed(report(d, false), config, error, node, '(an event of this state)');
       }
       for (const { label, world } of next) {
         transitions++;
@@ -64,50 +77,35 @@ export function explore(config: ExploreConfig, depth: number, maxStates = 5_000_
         try {
           checkWorld(world, config);
         } catch (error) {
-          return failed(config, seen.size, transitions, d + 1, error, node, label, fullStates);
+          return failed(report(d + 1, false), config, error, node, label);
         }
         if (believersOf(world).length === config.limit) fullStates++;
+        for (const writer of world.writers) phases.add(phaseOf(writer));
         nextLevel.push(child);
         if (seen.size >= maxStates) {
-          return {
-            config: config.name,
-            states: seen.size,
-            transitions,
-            depth: d,
-            complete: false,
-            fullStates,
-          };
+          return report(d, false);
         }
       }
     }
-    if (nextLevel.length === 0)
-      return { config: config.name, states: seen.size, transitions, depth: d, complete: true, fullStates };
+    if (nextLevel.length === 0) return report(d, true);
     level = nextLevel;
   }
-  return { config: config.name, states: seen.size, transitions, depth, complete: true, fullStates };
+  return report(depth, true);
 }
 
 function failed(
+  report: ExploreReport,
   config: ExploreConfig,
-  states: number,
-  transitions: number,
-  depth: number,
   error: unknown,
   node: Node,
   label: string,
-  fullStates: number,
 ): ExploreReport {
   if (!(error instanceof Violation)) {
     const trace = traceOf(node, label).join('\n  ');
     throw new Error(`${config.name}: ${(error as Error).message}\n  ${trace}`, { cause: error });
   }
   return {
-    config: config.name,
-    states,
-    transitions,
-    depth,
-    complete: false,
-    fullStates,
+    ...report,
     violation: { check: error.check, message: error.message, trace: traceOf(node, label) },
   };
 }
