@@ -11,7 +11,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   protocol: ['protocol'],
   shared: ['shared'],
   contract: ['contract', 'shared'],
-  engine: ['engine', 'contract', 'shared'],
+  engine: ['engine', 'protocol', 'contract', 'shared'],
   waiting: ['waiting', 'engine', 'contract', 'shared'],
   client: ['client', 'waiting', 'telemetry', 'engine', 'contract', 'shared'],
   // OpenTelemetry spans and metrics: fed by the client's events and a store decorator.
