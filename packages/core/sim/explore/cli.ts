@@ -19,7 +19,11 @@ for (const config of CONFIGS) {
   const started = Date.now();
   const report = explore(config, depth, Number(values['max-states']));
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  const reach = report.complete ? `every state to depth ${report.depth}` : `stopped at depth ${report.depth}`;
+  const reach = report.exhausted
+    ? `every reachable state (none new after depth ${report.depth})`
+    : report.complete
+      ? `every state to depth ${report.depth}`
+      : `stopped at depth ${report.depth}`;
   console.log(
     `${config.name}: ${report.states} states (${report.fullStates} with the key full), ${report.transitions} transitions, ${reach} (${seconds} s)`,
   );

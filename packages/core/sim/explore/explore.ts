@@ -12,6 +12,8 @@ export interface ExploreReport {
   readonly depth: number;
   /** Whether every state within the depth was explored (false: it stopped at `maxStates`). */
   readonly complete: boolean;
+  /** Whether no new state was left to find: every state the configuration can reach was checked. */
+  readonly exhausted: boolean;
   /**
    * States in which as many callers believe they hold as the limit allows: none would mean the
    * exclusion check never had anything to check (a model that never grants).
@@ -50,12 +52,13 @@ export function explore(config: ExploreConfig, depth: number, maxStates = 5_000_
   let transitions = 0;
   let fullStates = 0;
   const phases = new Set<WriterPhase>();
-  const report = (depthReached: number, complete: boolean) => ({
+  const report = (depthReached: number, complete: boolean, exhausted = false) => ({
     config: config.name,
     states: seen.size,
     transitions,
     depth: depthReached,
     complete,
+    exhausted,
     fullStates,
     phases: [...phases],
   });
@@ -87,7 +90,7 @@ export function explore(config: ExploreConfig, depth: number, maxStates = 5_000_
         }
       }
     }
-    if (nextLevel.length === 0) return report(d, true);
+    if (nextLevel.length === 0) return report(d, true, true);
     level = nextLevel;
   }
   return report(depth, true);
