@@ -23,8 +23,11 @@ export interface ExploreConfig {
   readonly forceReleases: number;
   /** Whether a refused write returns the record (DynamoDB) or nothing (S3: read it). */
   readonly conflictView: boolean;
-  /** How many events deep `pnpm test` enumerates every order (its time budget decides). */
-  readonly testDepth: number;
+  /**
+   * How many events deep `pnpm test` enumerates every order (its time budget decides), or
+   * 'all': every state the configuration can reach (small ones, whose space is finite and cheap).
+   */
+  readonly testDepth: number | 'all';
 }
 
 const finite = (claimBy: 'version' | 'state' = 'version', leaseMs = 4): WriterTerms => ({
@@ -51,7 +54,7 @@ export const CONFIGS: readonly ExploreConfig[] = [
     userActions: 0,
     forceReleases: 0,
     conflictView: true,
-    testDepth: 20,
+    testDepth: 'all',
   },
   {
     name: 'lock, fail-closed, extend to finite, timing only',
@@ -66,7 +69,7 @@ export const CONFIGS: readonly ExploreConfig[] = [
     extendTo: 2,
     forceReleases: 0,
     conflictView: true,
-    testDepth: 16,
+    testDepth: 'all',
   },
   {
     name: 'semaphore of limit 2, three writers, timing and one fault',
@@ -153,7 +156,7 @@ export const CONFIGS: readonly ExploreConfig[] = [
     userActions: 2,
     forceReleases: 0,
     conflictView: false,
-    testDepth: 16,
+    testDepth: 'all',
   },
   {
     name: 'semaphore of limit 2, three writers',
