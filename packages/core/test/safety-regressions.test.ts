@@ -141,6 +141,22 @@ describe('4. unreadable records, newer fields and deleted records', () => {
     });
   });
 
+  test('forceRelease keeps fields a newer version wrote', async () => {
+    const s = scriptedClients();
+    s.scripted.inner.documents.set('k', {
+      version: 'v-new',
+      text: JSON.stringify({
+        latch: 1,
+        token: 3,
+        holder: { owner: 'o', lockId: 'l', acquiredAt: 1, renewedAt: 1, leaseMs: 10, expiresAt: 11 },
+        writeId: 'w',
+        quota: { max: 5 },
+      }),
+    });
+    expect(await s.client().forceRelease('k')).toBe(true);
+    expect(JSON.parse(s.scripted.inner.documents.get('k')!.text)).toMatchObject({ quota: { max: 5 } });
+  });
+
   test('a deleted record does not make tokens go back for a client that saw them', async () => {
     const s = scriptedClients();
     const locks = s.client();
@@ -148,6 +164,21 @@ describe('4. unreadable records, newer fields and deleted records', () => {
     s.scripted.inner.documents.delete('k');
     const lock = await locks.acquire('k');
     expect(lock.fencingToken).toBe(4);
+  });
+
+  test('a hand-over from a resumed lease does not go below a token this client saw', async () => {
+    const s = scriptedClients();
+    const a = s.client();
+    for (let i = 0; i < 5; i++) await (await a.acquire('k')).release();
+    s.scripted.inner.documents.delete('k'); // a lifecycle rule
+    const fresh = await replica(s).acquire('k'); // token 1, by a client that never saw 5
+    const resumed = await a.resume(fresh.handle);
+    let next: Lock | undefined;
+    void a.acquire('k').then((l) => (next = l));
+    await s.time.advance(10);
+    await resumed.release(); // handed straight to the local waiter
+    expect(await s.time.until(() => next !== undefined, 5_000)).toBe(true);
+    expect(next!.fencingToken).toBeGreaterThan(5);
   });
 });
 
@@ -186,6 +217,18 @@ describe('6. locks nothing renews learn that they were taken away', () => {
     await replica(s).release('k', lock.handle);
     await s.time.advance(5 * 200 + 50);
     expect(lock.isHeld).toBe(false);
+  });
+
+  test.each([
+    ['fail-closed', { leaseMs: Number.POSITIVE_INFINITY }],
+    ['heartbeatMs: false', { heartbeatMs: false as const }],
+  ])('%s: the old lock aborts within 5 polls once another client resumed it', async (_n, options) => {
+    const s = scriptedClients(options);
+    const old = await s.client().acquire('k');
+    const resumed = await replica(s).resume(old.handle);
+    expect(held(resumed)).toBe(true);
+    await s.time.advance(5 * 200 + 50);
+    expect(held(old) && held(resumed)).toBe(false);
   });
 });
 

@@ -3,8 +3,9 @@ import { type Lock, LockClient, LockStoreError, memoryStore } from '../src/index
 import { ManualTime } from './helpers/manual-time.js';
 import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
-// Compound faults an adversarial review found in the first semaphore code: each failed before
-// its fix. They drive the real client over a scripted store and manual time.
+// Compound faults around the slots of a semaphore (renewals, resumes, releases and settling of
+// unknown outcome, holders written with another limit): each failed before its fix. They drive
+// the real client over a scripted store and manual time.
 
 test('a slot lost with a renewal in flight is settled as a slot: a plain lock cannot join live holders', async () => {
   const s = scriptedClients();

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import type { Lock } from '../src/index.js';
 import { scriptedClients } from './helpers/scripted-clients.js';
 
-describe('holds up (no regression needed to fail): tokens with the one-request claim', () => {
+describe('tokens with the one-request claim, after a deleted record', () => {
   test('a deleted record, recreated by a client that never saw it: the next claim here goes on above the floor', async () => {
     const s = scriptedClients({}, { oneRequestClaim: true });
     const a = s.client();
@@ -33,7 +33,7 @@ describe('holds up (no regression needed to fail): tokens with the one-request c
   });
 });
 
-describe('review: a one-request claim that lands after it was settled (untrusted clocks)', () => {
+describe('a one-request claim that lands after it was settled (untrusted clocks)', () => {
   test('it holds the key at most one lease counted from when a waiter first sees it', async () => {
     const s = scriptedClients({ clock: undefined }, { oneRequestClaim: true });
     const clock = { mode: 'untrusted' as const, time: s.time.scheduler() };
@@ -56,7 +56,7 @@ describe('review: a one-request claim that lands after it was settled (untrusted
   });
 });
 
-describe('finding 2b on the one-request claim', () => {
+describe('what a one-request claim of unknown outcome reports', () => {
   test('a claim that lands only after the re-read is reported as unknown, not as busy', async () => {
     const s = scriptedClients({}, { oneRequestClaim: true });
     s.scripted.nextClaim({ kind: 'apply-late' });

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import type { Lock } from '../src/index.js';
 import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
-describe('review: a write queued behind extend(shorter) counts its deadline with the lease it will write', () => {
+describe('a write queued behind extend(shorter) counts its deadline with the lease it will write', () => {
   test('update() called while extend(2 s) is in flight (no faults at all)', async () => {
     const s = scriptedClients({ heartbeatMs: false });
     const lock = await s.client().acquire('k');
@@ -36,7 +36,7 @@ describe('review: a write queued behind extend(shorter) counts its deadline with
   });
 });
 
-describe('review: a write queued behind extend(Infinity)', () => {
+describe('a write queued behind extend(Infinity)', () => {
   test('update() called while extend(Infinity) is in flight: the lock is not lost while its record stays fail-closed for ever', async () => {
     const s = scriptedClients();
     const locks = s.client();
