@@ -1,0 +1,233 @@
+import type { LockRecord, SlotHolder, VersionedRecord } from '../../contract/lock-record.js';
+import type { LockStore, WriteCondition } from '../../contract/lock-store.js';
+import { writeIdOf } from '../../protocol/write-id.js';
+import type { TimerName, WriteAnswer, WriterAction, WriterEvent } from '../../protocol/writer-events.js';
+import { newWriter, type WriterState, type WriterTerms } from '../../protocol/writer-state.js';
+import { step } from '../../protocol/writer-step.js';
+import { LockLostError, LockStoreError } from '../../shared/errors.js';
+import type { ScheduledTimer, Scheduler } from '../../shared/scheduler.js';
+import { holdersOf } from './slot-records.js';
+import { recordFor } from './writer-records.js';
+import { writerView } from './writer-view.js';
+
+export interface WriterDriverOptions {
+  readonly store: LockStore;
+  readonly key: string;
+  /** The acquisition: the holder entry this writer writes. */
+  readonly lockId: string;
+  /** The writer's id: no `:` in it (write-id.ts). */
+  readonly writer: string;
+  readonly owner: string;
+  /** Claims by version only, for now (the one-request claim is not driven yet). */
+  readonly terms: WriterTerms & { readonly claimBy: 'version' };
+  /** 1: a lock; more: a semaphore. */
+  readonly limit: number;
+  readonly time: Scheduler;
+  /** Whether a held record may be claimed now, as this client's clock mode judges it. */
+  readonly claimable: (current: VersionedRecord) => boolean;
+  /** The holders of a semaphore record that still hold it, as this client judges them. */
+  readonly liveSlots?: (current: VersionedRecord) => SlotHolder[];
+}
+
+/**
+ * Drives one writer of the state machine against a store: performs the actions `step` returns
+ * (requests, timers, answers to the caller) and feeds what happens back as events. It owns the
+ * promises, the timers and the records by version, and decides nothing. Not used by LockClient
+ * yet: the next step of the redesign moves Lock and the key queue onto it.
+ */
+export class WriterDriver {
+  #state: WriterState;
+  /** The records seen, by version: a write is built on the record its condition names. */
+  readonly #records = new Map<string, VersionedRecord>();
+  readonly #timers = new Map<TimerName, ScheduledTimer>();
+  readonly #acquired = deferred<number>();
+  #released: ReturnType<typeof deferred<void>> | undefined;
+  readonly #ended = deferred<WriterState['end']>();
+  readonly #lost = new AbortController();
+
+  constructor(private readonly options: WriterDriverOptions) {
+    this.#state = newWriter(options.writer, options.terms);
+    // Nobody awaits these when things go another way.
+    this.#acquired.promise.catch(() => undefined);
+  }
+
+  /** The writer's state, for checks and inspection. */
+  get state(): WriterState {
+    return this.#state;
+  }
+
+  /** Aborts when the lease is lost. */
+  get signal(): AbortSignal {
+    return this.#lost.signal;
+  }
+
+  /** Settles once the writer ends (released, handed over, lost or given up), with how. */
+  get ended(): Promise<WriterState['end']> {
+    return this.#ended.promise;
+  }
+
+  /** Starts claiming; resolves with the fencing token once held. */
+  acquire(): Promise<number> {
+    this.#feed({ type: 'start', now: this.#now() });
+    return this.#acquired.promise;
+  }
+
+  /** Releases, storing `data` when given; rejects when the lease was lost or the store refused. */
+  release(data?: unknown): Promise<void> {
+    this.#released = deferred<void>();
+    const text = data === undefined ? undefined : JSON.stringify(data);
+    this.#feed({ type: 'release', data: text, now: this.#now() });
+    return this.#released.promise;
+  }
+
+  /** The caller stops waiting (or closes): whatever the writer may own is given back. */
+  giveUp(): void {
+    this.#feed({ type: 'giveUp', now: this.#now() });
+  }
+
+  #now(): number {
+    return this.options.time.monotonic();
+  }
+
+  #feed(event: WriterEvent): void {
+    const { state, actions } = step(this.#state, event);
+    this.#state = state;
+    for (const action of actions) this.#perform(action);
+  }
+
+  #perform(action: WriterAction): void {
+    switch (action.type) {
+      case 'read':
+        void this.#read(action.for);
+        return;
+      case 'write':
+        void this.#write(action);
+        return;
+      case 'arm': {
+        this.#timers.get(action.timer)?.cancel();
+        const ms = Math.max(0, action.at - this.#now());
+        const timer = action.timer;
+        this.#timers.set(
+          timer,
+          this.options.time.setTimer(() => this.#feed({ type: 'timer', timer, now: this.#now() }), ms),
+        );
+        return;
+      }
+      case 'acquired':
+        this.#acquired.resolve(action.token);
+        return;
+      case 'lost':
+        this.#lost.abort(new LockLostError(this.options.key, 'its lease ended before it could be renewed'));
+        return;
+      case 'extended':
+        return;
+      case 'released':
+        this.#released?.resolve();
+        return;
+      case 'failed':
+        this.#released?.reject(
+          action.why === 'lost'
+            ? new LockLostError(this.options.key, 'it was no longer held when released', {
+                maybeApplied: action.maybeApplied,
+              })
+            : new LockStoreError(
+                `The store refused to release lock "${this.options.key}"; it is still held.`,
+                {
+                  retryable: true,
+                  reason: 'unavailable',
+                },
+              ),
+        );
+        return;
+      case 'passTo':
+        throw new Error('WriterDriver: hand-over to a local waiter is not driven yet');
+      case 'ended':
+        for (const timer of this.#timers.values()) timer.cancel();
+        this.#acquired.reject(new LockLostError(this.options.key, `the acquisition ended (${action.end})`));
+        this.#ended.resolve(action.end);
+        return;
+    }
+  }
+
+  #view(current: VersionedRecord | null) {
+    if (current) this.#records.set(current.version, current);
+    const claimable = current === null || this.#claimable(current);
+    return writerView(current, this.options.writer, this.options.lockId, claimable);
+  }
+
+  #claimable(current: VersionedRecord): boolean {
+    if (this.options.limit > 1) return this.#live(current).length < this.options.limit;
+    return current.record.holder === null || this.options.claimable(current);
+  }
+
+  #live(current: VersionedRecord): SlotHolder[] {
+    return this.options.liveSlots?.(current) ?? holdersOf(current.record);
+  }
+
+  async #read(forSeq: number): Promise<void> {
+    let current: VersionedRecord | null;
+    try {
+      current = await this.options.store.read(this.options.key);
+    } catch {
+      this.#feed({ type: 'readFailed', for: forSeq, now: this.#now() });
+      return;
+    }
+    this.#feed({ type: 'read', for: forSeq, view: this.#view(current), now: this.#now() });
+  }
+
+  async #write(action: Extract<WriterAction, { type: 'write' }>): Promise<void> {
+    const { condition, intent, seq } = action;
+    if (condition.kind === 'claimable')
+      throw new Error('WriterDriver: the one-request claim is not driven yet');
+    const base = condition.kind === 'absent' ? null : this.#records.get(condition.version);
+    if (base === undefined) throw new Error('WriterDriver: a write on a version it never saw');
+    const { time, terms, lockId, owner, limit } = this.options;
+    const now = time.now();
+    const leaseMs = intent.kind === 'renew' ? intent.leaseMs : terms.leaseMs;
+    const holder = {
+      owner,
+      lockId,
+      acquiredAt: now,
+      renewedAt: now,
+      leaseMs,
+      expiresAt: leaseMs === null ? null : now + leaseMs,
+    };
+    const live = base && limit > 1 ? this.#live(base) : undefined;
+    const write = { writeId: writeIdOf(this.options.writer, seq), lockId, limit, holder, live };
+    const record = recordFor(base?.record ?? null, intent, write);
+    const storeCondition: WriteCondition =
+      condition.kind === 'absent' ? { absent: true } : { version: condition.version };
+    let answer: WriteAnswer;
+    try {
+      const outcome = await this.options.store.write(this.options.key, record, storeCondition);
+      if (outcome.ok) {
+        this.#records.set(outcome.version, { version: outcome.version, record });
+        answer = { kind: 'ok', version: outcome.version, token: tokenOf(record, lockId) };
+      } else {
+        answer =
+          outcome.current === undefined
+            ? { kind: 'conflict' }
+            : { kind: 'conflict', view: this.#view(outcome.current) };
+      }
+    } catch (error) {
+      answer =
+        error instanceof LockStoreError && !error.maybeApplied ? { kind: 'refused' } : { kind: 'unknown' };
+    }
+    this.#feed({ type: 'written', seq, answer, now: this.#now() });
+  }
+}
+
+/** The token of `lockId`'s entry in `record`, or the record's (a release). */
+function tokenOf(record: LockRecord, lockId: string): number {
+  return holdersOf(record).find((entry) => entry.lockId === lockId)?.token ?? record.token;
+}
+
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
+  return { promise, resolve, reject };
+}
