@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { explore } from './explore.js';
-import { CONFIGS } from './explore-config.js';
+import { ATTACK_CONFIGS, CONFIGS } from './explore-config.js';
 
 // `pnpm explore [--depth N] [--config SUBSTRING]`: the exhaustive check of the writer state
 // machine, deeper than `pnpm test` runs it. Exits 1 on a broken invariant, printing its trace.
@@ -14,7 +14,7 @@ const { values } = parseArgs({
 });
 const depth = Number(values.depth);
 let failedAny = false;
-for (const config of CONFIGS) {
+for (const config of [...CONFIGS, ...ATTACK_CONFIGS]) {
   if (values.config !== undefined && !config.name.includes(values.config)) continue;
   const started = Date.now();
   const report = explore(config, depth, Number(values['max-states']));

@@ -171,3 +171,41 @@ export const CONFIGS: readonly ExploreConfig[] = [
     testDepth: 8,
   },
 ];
+
+/** Configurations of the attack branch: each aims at one suspected gap (see /work/briefs/attack-machine.md). `pnpm explore` runs them too; `pnpm test` does not. */
+export const ATTACK_CONFIGS: readonly ExploreConfig[] = [
+  {
+    // The hand-over write is built by the driver from the handing writer's terms (as the model
+    // does), while the waiter's machine dates its lease by its own terms.
+    name: 'attack: hand-over to a waiter with a longer lease',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite('version', 2) },
+      { id: 'w', local: true, terms: finite('version', 4) },
+      { id: 'f', terms: finite('version', 2) },
+    ],
+    faults: 0,
+    maxTime: 4,
+    userActions: 1,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 14,
+  },
+  {
+    // Same terms everywhere; the holder shortens its lease (extend) before it hands over.
+    name: 'attack: hand-over after the holder shortened its lease',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite('version', 4) },
+      { id: 'w', local: true, terms: finite('version', 4) },
+      { id: 'f', terms: finite('version', 4) },
+    ],
+    faults: 0,
+    maxTime: 5,
+    userActions: 2,
+    extendTo: 2,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 18,
+  },
+];
