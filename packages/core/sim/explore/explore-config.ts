@@ -21,6 +21,8 @@ export interface ExploreConfig {
   readonly extendTo?: number | null;
   /** How many times an operator may forceRelease the key. */
   readonly forceReleases: number;
+  /** How many times the record may be deleted from outside (S3 lifecycle rule, DynamoDB TTL, a person). */
+  readonly deletes?: number;
   /** Whether a refused write returns the record (DynamoDB) or nothing (S3: read it). */
   readonly conflictView: boolean;
   /** How many events deep `pnpm test` enumerates every order (its time budget decides). */

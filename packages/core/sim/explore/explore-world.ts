@@ -29,6 +29,12 @@ export interface World {
   readonly forced: readonly string[];
   /** Data that landed, as `writer=data`. */
   readonly stored: readonly string[];
+  /** Per writer: whether its caller was told it holds (acquired, or a refused release/hand-over) and not told since that it does not. */
+  readonly told: readonly boolean[];
+  /** Data whose caller got its answer (released, or failed): `writer=data`. None may land after. */
+  readonly settled: readonly string[];
+  /** How many times the record was deleted from outside (an S3 lifecycle rule, a DynamoDB TTL, a person). */
+  readonly deletes: number;
 }
 
 /** A broken invariant, named by the check it breaks. */
@@ -56,6 +62,9 @@ export function initialWorld(config: ExploreConfig): World {
     tokens: [],
     forced: [],
     stored: [],
+    told: config.writers.map(() => false),
+    settled: [],
+    deletes: 0,
   };
 }
 
@@ -74,6 +83,9 @@ interface Draft {
   tokens: number[];
   forced: string[];
   stored: string[];
+  told: boolean[];
+  settled: string[];
+  deletes: number;
 }
 
 function draftOf(world: World): Draft {
@@ -87,6 +99,8 @@ function draftOf(world: World): Draft {
     tokens: [...world.tokens],
     forced: [...world.forced],
     stored: [...world.stored],
+    told: [...world.told],
+    settled: [...world.settled],
   };
 }
 
@@ -115,6 +129,7 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       draft.timers[w]![action.timer] = action.at;
       return;
     case 'acquired':
+      draft.told[w] = true;
       // A lock's callers get rising tokens; a semaphore's get distinct ones (its slots' answers
       // may arrive in any order).
       // An operator's forceRelease took the key from under a writer: what it then gets is on the operator.
@@ -130,6 +145,10 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       return;
     case 'released': {
       const goal = before.goal;
+      draft.told[w] = false;
+      if ((goal.kind === 'release' || goal.kind === 'handOver') && goal.data !== undefined) {
+        draft.settled.push(`${writer.writer}=${goal.data}`);
+      }
       if (
         goal.kind === 'release' &&
         goal.data !== undefined &&
@@ -151,6 +170,11 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
     case 'failed': {
       const goal = before.goal;
       const data = goal.kind === 'release' || goal.kind === 'handOver' ? goal.data : undefined;
+      // Refused: the caller holds as before (a refused extend); lost: it does not.
+      draft.told[w] =
+        action.why === 'refused' &&
+        (action.op === 'extend' ? draft.told[w]! : goal.kind === 'release' || goal.kind === 'handOver');
+      if (data !== undefined) draft.settled.push(`${writer.writer}=${data}`);
       if (!action.maybeApplied && data !== undefined && draft.stored.includes(`${writer.writer}=${data}`)) {
         throw new Violation(
           'data',
@@ -160,6 +184,8 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       return;
     }
     case 'lost':
+      draft.told[w] = false;
+      return;
     case 'extended':
     case 'ended':
       return;
@@ -232,7 +258,12 @@ export function successors(world: World, config: ExploreConfig): { label: string
         d.record = answer.record;
         const { intent } = write;
         if ((intent.kind === 'release' || intent.kind === 'handOver') && intent.data !== undefined) {
-          d.stored.push(`${id}=${intent.data}`);
+          const stored = `${id}=${intent.data}`;
+          if (d.settled.includes(stored)) {
+            throw new Violation('data', `${id}'s "${intent.data}" landed after its caller got its answer`);
+          }
+          if (d.stored.includes(stored)) throw new Violation('data', `${id}'s "${intent.data}" landed twice`);
+          d.stored.push(stored);
         }
       }
       if (!answered) return;
@@ -277,6 +308,13 @@ export function successors(world: World, config: ExploreConfig): { label: string
     });
   });
   if (world.now < config.maxTime) add('tick', (d) => void d.now++);
+  if (world.deletes < (config.deletes ?? 0) && world.record !== null) {
+    add('the record is deleted', (d) => {
+      for (const holder of d.record!.holders) d.forced.push(holder.writer);
+      d.record = null;
+      d.deletes++;
+    });
+  }
   if (world.forceReleases < config.forceReleases && (world.record?.holders.length ?? 0) > 0) {
     add('operator forceRelease', (d) => {
       for (const holder of d.record!.holders) d.forced.push(holder.writer);
@@ -299,6 +337,7 @@ function userCalls(
   const call = (label: string, event: WriterEvent) =>
     add(`${id}: ${label}`, (d) => {
       d.userActions[w]!++;
+      if (event.type === 'release' || event.type === 'handOver' || event.type === 'giveUp') d.told[w] = false;
       deliver(d, config, w, { ...event, now: d.now } as WriterEvent);
     });
   const { goal } = writer;
@@ -316,7 +355,7 @@ function userCalls(
         world.writers[to]!.goal.kind === 'acquire' &&
         !world.writers[to]!.lease
       ) {
-        call(`hands over to ${other.id}`, { type: 'handOver', to: other.id, data: 'h', now: 0 });
+        call(`hands over to ${other.id}`, { type: 'handOver', to: other.id, data: `h${world.userActions[w]}`, now: 0 });
       }
     });
   }
@@ -329,10 +368,10 @@ function userCalls(
 /** The writers whose callers believe they hold the key now. */
 export function believersOf(world: World): WriterState[] {
   return world.writers.filter(
-    (writer) =>
-      // A caller that called release (or handed over) has left its critical section.
-      writer.lease !== null &&
-      writer.goal.kind === 'hold' &&
+    (writer, w) =>
+      // What the caller was told (acquired, not lost, not released since), within the deadline
+      // it goes by; a caller that called release (or handed over) has left its critical section.
+      world.told[w] === true &&
       world.now < effectiveDeadline(writer) &&
       !world.forced.includes(writer.writer),
   );
@@ -374,6 +413,17 @@ export function checkWorld(world: World, config: ExploreConfig): void {
         'unanswered',
         `${writer.writer} waits for a read after #${pending.seq}, which nothing will answer`,
       );
+    }
+  });
+  world.writers.forEach((writer, w) => {
+    if (world.told[w] && (writer.lease === null || writer.goal.kind !== 'hold' || writer.end !== null)) {
+      throw new Violation(
+        'told',
+        `${writer.writer}'s caller was told it holds, but the writer keeps no lease for it (goal ${writer.goal.kind}, end ${writer.end})`,
+      );
+    }
+    if (writer.end !== null && writer.goal.kind === 'acquire') {
+      throw new Violation('abandoned', `${writer.writer} ended (${writer.end}) while its caller still waits to acquire`);
     }
   });
   for (const writer of world.writers) {
