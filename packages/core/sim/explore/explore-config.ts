@@ -177,6 +177,22 @@ export const CONFIGS: readonly ExploreConfig[] = [
 /** Configurations of the attack branch: each aims at one suspected gap (see /work/briefs/attack-machine.md). `pnpm explore` runs them too; `pnpm test` does not. */
 export const ATTACK_CONFIGS: readonly ExploreConfig[] = [
   {
+    // Short leases, one fault, one user call: a release or renewal meets a record moved on
+    // within a dozen events.
+    name: 'attack: lock, short leases, one fault, one call',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite('version', 2) },
+      { id: 'b', terms: finite('version', 2) },
+    ],
+    faults: 1,
+    maxTime: 4,
+    userActions: 1,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 12,
+  },
+  {
     // The hand-over write is built by the driver from the handing writer's terms (as the model
     // does), while the waiter's machine dates its lease by its own terms.
     name: 'attack: hand-over to a waiter with a longer lease',
@@ -209,5 +225,38 @@ export const ATTACK_CONFIGS: readonly ExploreConfig[] = [
     forceReleases: 0,
     conflictView: true,
     testDepth: 18,
+  },
+  {
+    // The record deleted from outside (an S3 lifecycle rule, a DynamoDB TTL attribute, a person):
+    // the contract has delete(), the engine keeps a token floor for it, the model never deletes.
+    name: 'attack: lock, the record deleted from outside',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite('version', 2) },
+      { id: 'b', terms: finite('version', 2) },
+    ],
+    faults: 0,
+    maxTime: 3,
+    userActions: 1,
+    forceReleases: 0,
+    deletes: 1,
+    conflictView: true,
+    testDepth: 12,
+  },
+  {
+    // Same, fail-closed, with a fault: a claim "if absent" whose copy lands after a deletion.
+    name: 'attack: lock, fail-closed, the record deleted from outside',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: failClosed },
+      { id: 'b', terms: failClosed },
+    ],
+    faults: 1,
+    maxTime: 1,
+    userActions: 1,
+    forceReleases: 0,
+    deletes: 1,
+    conflictView: false,
+    testDepth: 12,
   },
 ];

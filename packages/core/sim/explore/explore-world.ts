@@ -2,7 +2,7 @@ import type { TimerName, WriterAction, WriterEvent } from '../../src/protocol/wr
 import { effectiveDeadline, newWriter, type WriterState } from '../../src/protocol/writer-state.js';
 import { step } from '../../src/protocol/writer-step.js';
 import type { ExploreConfig } from './explore-config.js';
-import { applyWrite, forceFree, type ModelRecord, type ModelWrite, viewOf } from './model-store.js';
+import { applyWrite, forceFree, isClaimable, type ModelRecord, type ModelWrite, viewOf } from './model-store.js';
 
 // One state of the checked system (writers, the record, messages on the network, time) and every
 // event that can happen next. Plain data, so that a state hashes to its JSON.
@@ -35,6 +35,10 @@ export interface World {
   readonly settled: readonly string[];
   /** How many times the record was deleted from outside (an S3 lifecycle rule, a DynamoDB TTL, a person). */
   readonly deletes: number;
+  /** Per writer: the highest token it has seen in a record (a read, a refusal's view, a write's answer). */
+  readonly seen: readonly number[];
+  /** The version of the record last deleted (versions never repeat). */
+  readonly versionFloor: number;
 }
 
 /** A broken invariant, named by the check it breaks. */
@@ -65,6 +69,8 @@ export function initialWorld(config: ExploreConfig): World {
     told: config.writers.map(() => false),
     settled: [],
     deletes: 0,
+    seen: config.writers.map(() => 0),
+    versionFloor: 0,
   };
 }
 
@@ -86,6 +92,8 @@ interface Draft {
   told: boolean[];
   settled: string[];
   deletes: number;
+  seen: number[];
+  versionFloor: number;
 }
 
 function draftOf(world: World): Draft {
@@ -101,15 +109,19 @@ function draftOf(world: World): Draft {
     stored: [...world.stored],
     told: [...world.told],
     settled: [...world.settled],
+    seen: [...world.seen],
   };
 }
 
 /** Feeds `event` to writer `w` and performs what it asks for. */
 function deliver(draft: Draft, config: ExploreConfig, w: number, event: WriterEvent): void {
   const before = draft.writers[w]!;
+  const view =
+    event.type === 'read' ? event.view : event.type === 'written' && event.answer.kind === 'conflict' ? event.answer.view : undefined;
   const { state, actions } = step(before, event);
   draft.writers[w] = state;
   for (const action of actions) perform(draft, config, w, before, action);
+  if (view) draft.seen[w] = Math.max(draft.seen[w]!, view.token);
 }
 
 function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterState, action: WriterAction) {
@@ -130,11 +142,19 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       return;
     case 'acquired':
       draft.told[w] = true;
+      // Fencing goes on from what this writer saw, even across a deletion of the record.
+      if (config.limit === 1 && action.token <= draft.seen[w]!) {
+        throw new Violation('token-order', `${writer.writer} got token ${action.token}, but had seen ${draft.seen[w]}`);
+      }
+      draft.seen[w] = Math.max(draft.seen[w]!, action.token);
       // A lock's callers get rising tokens; a semaphore's get distinct ones (its slots' answers
       // may arrive in any order).
       // An operator's forceRelease took the key from under a writer: what it then gets is on the operator.
       if (draft.forced.includes(writer.writer)) return;
-      if (config.limit === 1 ? action.token <= draft.granted : draft.tokens.includes(action.token)) {
+      // Across a deletion no client can go on from tokens it never saw: checked per writer below.
+      if (draft.deletes > 0) {
+        /* per writer only */
+      } else if (config.limit === 1 ? action.token <= draft.granted : draft.tokens.includes(action.token)) {
         throw new Violation(
           'token-order',
           `${writer.writer} got token ${action.token} after ${config.limit === 1 ? draft.granted : action.token} was given`,
@@ -253,7 +273,7 @@ export function successors(world: World, config: ExploreConfig): { label: string
     const label = `${id} ${write.intent.kind} #${write.seq}`;
     const applied = (d: Draft, answered: boolean) => {
       take(d);
-      const answer = applyWrite(d.record, write, d.now, config.limit);
+      const answer = applyWrite(d.record, write, d.now, config.limit, d.versionFloor);
       if (answer.ok) {
         d.record = answer.record;
         const { intent } = write;
@@ -308,9 +328,10 @@ export function successors(world: World, config: ExploreConfig): { label: string
     });
   });
   if (world.now < config.maxTime) add('tick', (d) => void d.now++);
-  if (world.deletes < (config.deletes ?? 0) && world.record !== null) {
+  // Only a record no live lease is in (what a TTL or lifecycle rule on stale records deletes).
+  if (world.deletes < (config.deletes ?? 0) && world.record !== null && isClaimable(world.record, world.now, 1)) {
     add('the record is deleted', (d) => {
-      for (const holder of d.record!.holders) d.forced.push(holder.writer);
+      d.versionFloor = d.record!.version;
       d.record = null;
       d.deletes++;
     });

@@ -63,6 +63,8 @@ export function applyWrite(
   write: ModelWrite,
   now: number,
   limit: number,
+  /** The highest version the key ever had (a record created after a deletion goes on above it: S3 ETags and DynamoDB's rv+writeId never repeat). */
+  versionFloor = 0,
 ): ModelAnswer {
   if (!conditionHolds(record, write.condition, now, limit)) return { ok: false };
   const { intent, writer, seq } = write;
@@ -98,7 +100,7 @@ export function applyWrite(
       break;
   }
   const written: ModelRecord = {
-    version: (record?.version ?? 0) + 1,
+    version: (record?.version ?? versionFloor) + 1,
     token: Math.max(base, token),
     holders: next.sort((a, b) => a.writer.localeCompare(b.writer)),
     writtenBy: writer,

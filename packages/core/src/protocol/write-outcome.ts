@@ -84,7 +84,12 @@ export function notApplied(
   if (!view) {
     // Certainly not applied: the lease stands as it was (a shortened deadline rolls back),
     // unless its deadline passed while the write was in flight.
-    if (!s.lease) return lose(s, out, false);
+    if (!s.lease) {
+      // A waiting caller's renewal of its own untrusted lease was refused: look again later
+      // (the retry's read finds the entry, if it is still there) instead of failing the wait.
+      if (s.goal.kind === 'acquire') return { ...s, known: s.known && { ...s.known, own: undefined, claimable: false } };
+      return lose(s, out, false);
+    }
     if (intent.kind === 'renew' && !(s.goal.kind === 'hold' && s.goal.extend !== undefined)) return s;
     out.push({ type: 'failed', op, why: 'refused', maybeApplied: false });
     return s.goal.kind === 'giveBack' ? s : { ...s, goal: { kind: 'hold' } };
