@@ -38,12 +38,20 @@ export const ATTACK_MUTANTS = [
     depth: 13,
   },
   {
-    name: 'a forced writer that claims again skips exclusion',
+    name: 'a semaphore writer claims a slot without judging it free',
     file: 'writer-step.ts',
-    search: "if (goal.kind === 'hold') out.push({ type: 'lost' });\n  if (goal.kind === 'release'",
-    replace: "if (goal.kind === 'hold') out.push({ type: 'lost' });\n  if (goal.kind === 'release'",
-    config: 'operator forceRelease',
-    depth: 1,
+    search: 'if (known !== undefined && !known.claimable) {',
+    replace: 'if (known !== undefined && !known.claimable && known.version === null) {',
+    config: 'semaphore of limit 2, three writers',
+    depth: 9,
+  },
+  {
+    name: 'a semaphore writer claims a slot without judging it free (one slot held outside)',
+    file: 'writer-step.ts',
+    search: 'if (known !== undefined && !known.claimable) {',
+    replace: 'if (known !== undefined && !known.claimable && known.version === null) {',
+    config: 'attack: semaphore of limit 2, one slot held outside',
+    depth: 12,
   },
 ];
 

@@ -1,4 +1,5 @@
 import type { WriterTerms } from '../../src/protocol/writer-state.js';
+import type { ModelRecord } from './model-store.js';
 
 /** One small configuration the exhaustive checker enumerates every event order of. */
 export interface ExploreConfig {
@@ -21,6 +22,8 @@ export interface ExploreConfig {
   readonly extendTo?: number | null;
   /** How many times an operator may forceRelease the key. */
   readonly forceReleases: number;
+  /** The record at the start (default none): slots held by clients outside the configuration count toward exclusion. */
+  readonly initialRecord?: ModelRecord;
   /** How many times the record may be deleted from outside (S3 lifecycle rule, DynamoDB TTL, a person). */
   readonly deletes?: number;
   /** Whether a refused write returns the record (DynamoDB) or nothing (S3: read it). */
@@ -258,5 +261,29 @@ export const ATTACK_CONFIGS: readonly ExploreConfig[] = [
     deletes: 1,
     conflictView: false,
     testDepth: 12,
+  },
+  {
+    // One slot of the semaphore held by a client outside the configuration: two writers are
+    // then enough to overfill it, within the depth `pnpm test` reaches.
+    name: 'attack: semaphore of limit 2, one slot held outside',
+    limit: 2,
+    writers: [
+      { id: 'a', terms: finite('version', 2) },
+      { id: 'b', terms: finite('version', 2) },
+    ],
+    initialRecord: {
+      version: 1,
+      token: 1,
+      holders: [{ writer: 'x', by: 'x', seq: 1, token: 1, expiresAt: 1000 }],
+      writtenBy: 'x',
+      writtenSeq: 1,
+      data: undefined,
+    },
+    faults: 1,
+    maxTime: 4,
+    userActions: 1,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 10,
   },
 ];

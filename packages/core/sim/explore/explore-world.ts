@@ -54,7 +54,7 @@ export class Violation extends Error {
 export function initialWorld(config: ExploreConfig): World {
   return {
     now: 0,
-    record: null,
+    record: config.initialRecord ?? null,
     writers: config.writers.map((writer) => newWriter(writer.id, writer.terms)),
     started: config.writers.map(() => false),
     timers: config.writers.map(() => ({})),
@@ -401,10 +401,16 @@ export function believersOf(world: World): WriterState[] {
 /** The invariants every state must keep. */
 export function checkWorld(world: World, config: ExploreConfig): void {
   const believers = believersOf(world);
-  if (believers.length > config.limit) {
+  // Live entries of clients outside the configuration hold as well.
+  const outside = (world.record?.holders ?? []).filter(
+    (holder) =>
+      !world.writers.some((writer) => writer.writer === holder.writer) &&
+      (holder.expiresAt === null || world.now < holder.expiresAt),
+  );
+  if (believers.length + outside.length > config.limit) {
     throw new Violation(
       'exclusion',
-      `${believers.map((writer) => writer.writer).join(', ')} all believe they hold (limit ${config.limit})`,
+      `${[...believers.map((writer) => writer.writer), ...outside.map((holder) => holder.writer)].join(', ')} all believe they hold (limit ${config.limit})`,
     );
   }
   world.writers.forEach((writer, w) => {

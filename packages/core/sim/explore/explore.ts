@@ -66,7 +66,7 @@ export function explore(config: ExploreConfig, depth: number, maxStates = 5_000_
         } catch (error) {
           return failed(config, seen.size, transitions, d + 1, error, node, label, fullStates);
         }
-        if (believersOf(world).length === config.limit) fullStates++;
+        if (believersOf(world).length + (world.record?.holders ?? []).filter((h) => !world.writers.some((w) => w.writer === h.writer) && (h.expiresAt === null || world.now < h.expiresAt)).length === config.limit) fullStates++;
         nextLevel.push(child);
         if (seen.size >= maxStates) {
           return {

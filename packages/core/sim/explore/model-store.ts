@@ -78,7 +78,7 @@ export function applyWrite(
   let data = record?.data;
   switch (intent.kind) {
     case 'claim': {
-      token = intent.token ?? base + 1;
+      token = intent.token ?? Math.max(base, intent.tokenFloor ?? 0) + 1;
       const mine = { writer, by: writer, seq, token, expiresAt };
       next = limit === 1 ? [mine] : [...others.filter((holder) => live(holder, now)), mine];
       break;

@@ -5,6 +5,7 @@ import {
   type RecordView,
   type WriterEnd,
   type WriterState,
+  withFloor,
 } from './writer-state.js';
 
 // What the outcome of the writer's one write means: it landed, it certainly did not, or a
@@ -72,7 +73,7 @@ export function notApplied(
   view: RecordView | undefined,
   out: WriterAction[],
 ): WriterState {
-  const s: WriterState = { ...state, pending: null, known: view ?? state.known };
+  const s: WriterState = { ...state, pending: null, known: view ? withFloor(state, view) : state.known };
   const { intent } = pending;
   if (intent.kind === 'claim') return s; // advance(): claim again, wait, or end
   const ownVersion = view?.own !== undefined ? view.version : null;
@@ -118,7 +119,7 @@ export function resolveWith(
     // Its condition still holds, so a copy of it may still land: send it again, unchanged. Of
     // the copies, at most one lands (each needs this version), and none once another write has.
     out.push({ type: 'write', seq: pending.seq, intent: pending.intent, condition });
-    return { ...state, known: view, pending: { ...pending, status: 'sent' } };
+    return { ...state, known: withFloor(state, view), pending: { ...pending, status: 'sent' } };
   }
   // The record moved on without it (or it was a one-request claim, which no read can rule out:
   // a copy that lands later is recognised by its seq, and its finite lease ends by itself).

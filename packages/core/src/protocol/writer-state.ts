@@ -57,7 +57,8 @@ export type Goal =
 
 /** What a write asks the store for; the driver builds the record from it and the record it knows. */
 export type WriteIntent =
-  | { readonly kind: 'claim'; readonly token: number | undefined }
+  /** `token` undefined: the store picks the record's token + 1, but at least `tokenFloor` + 1 (a record deleted and created again). */
+  | { readonly kind: 'claim'; readonly token: number | undefined; readonly tokenFloor?: number }
   | { readonly kind: 'renew'; readonly leaseMs: number | null }
   | { readonly kind: 'release'; readonly data: Data }
   | { readonly kind: 'handOver'; readonly to: string; readonly token: number; readonly data: Data };
@@ -132,4 +133,10 @@ export function effectiveDeadline(state: WriterState): number {
   const write = state.pending;
   if (write?.intent.kind !== 'renew') return deadline;
   return Math.min(deadline, deadlineFrom(write.sentAt, write.intent.leaseMs, state.terms.marginMs));
+}
+
+/** `view` as the writer keeps it: its token never below one the writer saw before (the record may have been deleted since). */
+export function withFloor(state: WriterState, view: RecordView): RecordView {
+  const floor = state.known?.token ?? 0;
+  return view.token >= floor ? view : { ...view, token: floor };
 }

@@ -1,6 +1,6 @@
 import { end, landed, lose, notApplied, resolveWith, send } from './write-outcome.js';
 import type { Step, TimerName, WriteAnswer, WriterAction, WriterEvent } from './writer-events.js';
-import { deadlineFrom, effectiveDeadline, type WriteCondition, type WriterState } from './writer-state.js';
+import { deadlineFrom, effectiveDeadline, type WriteCondition, type WriterState, withFloor } from './writer-state.js';
 
 /**
  * The lease protocol of one writer as a pure function: the next state and the actions its
@@ -34,7 +34,7 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       if (s.pending?.seq === e.for && s.pending.status !== 'sent') {
         return resolveWith(s, s.pending, e.view, e.now, out);
       }
-      return e.for === 0 && s.reading ? { ...s, reading: false, known: e.view } : s;
+      return e.for === 0 && s.reading ? { ...s, reading: false, known: withFloor(s, e.view) } : s;
     case 'readFailed':
       if (s.pending?.seq === e.for && s.pending.status === 'reading') {
         out.push({ type: 'arm', timer: 'retry', at: e.now + s.terms.retryMs });
@@ -161,7 +161,7 @@ function seekLease(s: WriterState, now: number, out: WriterAction[]): WriterStat
   // Never seen (a fresh key is the common case: create it), or claimable as last seen.
   const version = known?.version ?? null;
   if (terms.claimBy === 'state' && terms.leaseMs !== null) {
-    return send(s, { kind: 'claim', token: undefined }, { kind: 'claimable', version }, now, out);
+    return send(s, { kind: 'claim', token: undefined, tokenFloor: known?.token ?? 0 }, { kind: 'claimable', version }, now, out);
   }
   const condition: WriteCondition = version === null ? { kind: 'absent' } : versionOf(version);
   return send(s, { kind: 'claim', token: (known?.token ?? 0) + 1 }, condition, now, out);
