@@ -121,7 +121,8 @@ function deliver(draft: Draft, config: ExploreConfig, w: number, event: WriterEv
   const { state, actions } = step(before, event);
   draft.writers[w] = state;
   for (const action of actions) perform(draft, config, w, before, action);
-  if (view) draft.seen[w] = Math.max(draft.seen[w]!, view.token);
+  // (A token of this writer's own entry is its own to be given again.)
+  if (view && view.own?.token !== view.token) draft.seen[w] = Math.max(draft.seen[w]!, view.token);
 }
 
 function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterState, action: WriterAction) {
@@ -132,7 +133,8 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       return;
     case 'write': {
       const { intent } = action;
-      const leaseMs = intent.kind === 'renew' ? intent.leaseMs : writer.terms.leaseMs;
+      const leaseMs =
+        intent.kind === 'renew' || intent.kind === 'handOver' ? intent.leaseMs : writer.terms.leaseMs;
       const write = { writer: writer.writer, seq: action.seq, intent, condition: action.condition, leaseMs };
       draft.net.push({ kind: 'write', w, write, timedOut: false });
       return;
@@ -183,8 +185,8 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
     }
     case 'passTo': {
       const to = config.writers.findIndex((candidate) => candidate.id === action.to);
-      const { version, token, sentAt } = action;
-      deliver(draft, config, to, { type: 'handedOver', version, token, sentAt, now: draft.now });
+      const { version, token, sentAt, leaseMs } = action;
+      deliver(draft, config, to, { type: 'handedOver', version, token, leaseMs, sentAt, now: draft.now });
       return;
     }
     case 'failed': {
@@ -376,7 +378,7 @@ function userCalls(
         world.writers[to]!.goal.kind === 'acquire' &&
         !world.writers[to]!.lease
       ) {
-        call(`hands over to ${other.id}`, { type: 'handOver', to: other.id, data: `h${world.userActions[w]}`, now: 0 });
+        call(`hands over to ${other.id}`, { type: 'handOver', to: other.id, leaseMs: other.terms.leaseMs, data: `h${world.userActions[w]}`, now: 0 });
       }
     });
   }

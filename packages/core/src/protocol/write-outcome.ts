@@ -62,7 +62,14 @@ export function landed(
     return end(s, 'released', out);
   }
   out.push({ type: 'released' });
-  out.push({ type: 'passTo', to: intent.to, version, token: intent.token, sentAt: pending.sentAt });
+  out.push({
+    type: 'passTo',
+    to: intent.to,
+    version,
+    token: intent.token,
+    leaseMs: intent.leaseMs,
+    sentAt: pending.sentAt,
+  });
   return end(s, 'handedOver', out);
 }
 

@@ -51,7 +51,7 @@ export type Goal =
   /** The caller asked to release it, storing `data`. */
   | { readonly kind: 'release'; readonly data: Data }
   /** The caller released it to the local waiter `to`, in one write. */
-  | { readonly kind: 'handOver'; readonly to: string; readonly data: Data }
+  | { readonly kind: 'handOver'; readonly to: string; readonly leaseMs: number | null; readonly data: Data }
   /** Nobody wants it any more: give back whatever this writer may own, then end. */
   | { readonly kind: 'giveBack' };
 
@@ -61,7 +61,7 @@ export type WriteIntent =
   | { readonly kind: 'claim'; readonly token: number | undefined; readonly tokenFloor?: number }
   | { readonly kind: 'renew'; readonly leaseMs: number | null }
   | { readonly kind: 'release'; readonly data: Data }
-  | { readonly kind: 'handOver'; readonly to: string; readonly token: number; readonly data: Data };
+  | { readonly kind: 'handOver'; readonly to: string; readonly token: number; readonly leaseMs: number | null; readonly data: Data };
 
 /** The condition a write is sent with. */
 export type WriteCondition =
