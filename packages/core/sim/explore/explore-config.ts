@@ -1,4 +1,5 @@
 import type { WriterTerms } from '../../src/protocol/writer-state.js';
+import type { ModelRecord } from './model-store.js';
 
 /** One small configuration the exhaustive checker enumerates every event order of. */
 export interface ExploreConfig {
@@ -21,6 +22,10 @@ export interface ExploreConfig {
   readonly extendTo?: number | null;
   /** How many times an operator may forceRelease the key. */
   readonly forceReleases: number;
+  /** The record at the start (default none): slots held by clients outside the configuration count toward exclusion. */
+  readonly initialRecord?: ModelRecord;
+  /** How many times the record may be deleted from outside (S3 lifecycle rule, DynamoDB TTL, a person). */
+  readonly deletes?: number;
   /** Whether a refused write returns the record (DynamoDB) or nothing (S3: read it). */
   readonly conflictView: boolean;
   /**
@@ -172,5 +177,96 @@ export const CONFIGS: readonly ExploreConfig[] = [
     forceReleases: 0,
     conflictView: true,
     testDepth: 8,
+  },
+  {
+    // Short leases, one fault, one user call: a release or renewal meets a record moved on
+    // within a dozen events.
+    name: 'lock, short leases, one fault, one call',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite('version', 2) },
+      { id: 'b', terms: finite('version', 2) },
+    ],
+    faults: 1,
+    maxTime: 4,
+    userActions: 1,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 10,
+  },
+  {
+    // A waiter whose lease is longer than the holder's: the hand-over writes the waiter's lease,
+    // and the waiter dates its lease by what was written.
+    name: 'hand-over to a waiter with a longer lease',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite('version', 2) },
+      { id: 'w', local: true, terms: finite('version', 4) },
+      { id: 'f', terms: finite('version', 2) },
+    ],
+    faults: 0,
+    maxTime: 4,
+    userActions: 1,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 10,
+  },
+  {
+    // Same terms everywhere; the holder shortens its lease (extend) before it hands over.
+    name: 'hand-over after the holder shortened its lease',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite('version', 4) },
+      { id: 'w', local: true, terms: finite('version', 4) },
+      { id: 'f', terms: finite('version', 4) },
+    ],
+    faults: 0,
+    maxTime: 5,
+    userActions: 2,
+    extendTo: 2,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 10,
+  },
+  {
+    // The record deleted from outside (an S3 lifecycle rule, a DynamoDB TTL attribute, a person):
+    // the contract has delete(), the engine keeps a token floor for it, the model never deletes.
+    name: 'lock, the record deleted from outside',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite('version', 2) },
+      { id: 'b', terms: finite('version', 2) },
+    ],
+    faults: 0,
+    maxTime: 3,
+    userActions: 1,
+    forceReleases: 0,
+    deletes: 1,
+    conflictView: true,
+    testDepth: 10,
+  },
+  {
+    // One slot of the semaphore held by a client outside the configuration: two writers are
+    // then enough to overfill it, within the depth `pnpm test` reaches.
+    name: 'semaphore of limit 2, one slot held outside',
+    limit: 2,
+    writers: [
+      { id: 'a', terms: finite('version', 2) },
+      { id: 'b', terms: finite('version', 2) },
+    ],
+    initialRecord: {
+      version: 1,
+      token: 1,
+      holders: [{ writer: 'x', by: 'x', seq: 1, token: 1, expiresAt: 1000 }],
+      writtenBy: 'x',
+      writtenSeq: 1,
+      data: undefined,
+    },
+    faults: 1,
+    maxTime: 4,
+    userActions: 1,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 10,
   },
 ];

@@ -2,7 +2,14 @@ import type { TimerName, WriterAction, WriterEvent } from '../../src/protocol/wr
 import { effectiveDeadline, newWriter, type WriterState } from '../../src/protocol/writer-state.js';
 import { step } from '../../src/protocol/writer-step.js';
 import type { ExploreConfig } from './explore-config.js';
-import { applyWrite, forceFree, type ModelRecord, type ModelWrite, viewOf } from './model-store.js';
+import {
+  applyWrite,
+  forceFree,
+  isClaimable,
+  type ModelRecord,
+  type ModelWrite,
+  viewOf,
+} from './model-store.js';
 
 // One state of the checked system (writers, the record, messages on the network, time) and every
 // event that can happen next. Plain data, so that a state hashes to its JSON.
@@ -29,6 +36,16 @@ export interface World {
   readonly forced: readonly string[];
   /** Data that landed, as `writer=data`. */
   readonly stored: readonly string[];
+  /** Per writer: whether its caller was told it holds (acquired, or a refused release/hand-over) and not told since that it does not. */
+  readonly told: readonly boolean[];
+  /** Data whose caller got its answer (released, or failed): `writer=data`. None may land after. */
+  readonly settled: readonly string[];
+  /** How many times the record was deleted from outside (an S3 lifecycle rule, a DynamoDB TTL, a person). */
+  readonly deletes: number;
+  /** Per writer: the highest token it has seen in a record (a read, a refusal's view, a write's answer). */
+  readonly seen: readonly number[];
+  /** The version of the record last deleted (versions never repeat). */
+  readonly versionFloor: number;
 }
 
 /** A broken invariant, named by the check it breaks. */
@@ -44,7 +61,7 @@ export class Violation extends Error {
 export function initialWorld(config: ExploreConfig): World {
   return {
     now: 0,
-    record: null,
+    record: config.initialRecord ?? null,
     writers: config.writers.map((writer) => newWriter(writer.id, writer.terms)),
     started: config.writers.map(() => false),
     timers: config.writers.map(() => ({})),
@@ -56,6 +73,11 @@ export function initialWorld(config: ExploreConfig): World {
     tokens: [],
     forced: [],
     stored: [],
+    told: config.writers.map(() => false),
+    settled: [],
+    deletes: 0,
+    seen: config.writers.map(() => 0),
+    versionFloor: 0,
   };
 }
 
@@ -74,6 +96,11 @@ interface Draft {
   tokens: number[];
   forced: string[];
   stored: string[];
+  told: boolean[];
+  settled: string[];
+  deletes: number;
+  seen: number[];
+  versionFloor: number;
 }
 
 function draftOf(world: World): Draft {
@@ -87,15 +114,26 @@ function draftOf(world: World): Draft {
     tokens: [...world.tokens],
     forced: [...world.forced],
     stored: [...world.stored],
+    told: [...world.told],
+    settled: [...world.settled],
+    seen: [...world.seen],
   };
 }
 
 /** Feeds `event` to writer `w` and performs what it asks for. */
 function deliver(draft: Draft, config: ExploreConfig, w: number, event: WriterEvent): void {
   const before = draft.writers[w]!;
+  const view =
+    event.type === 'read'
+      ? event.view
+      : event.type === 'written' && event.answer.kind === 'conflict'
+        ? event.answer.view
+        : undefined;
   const { state, actions } = step(before, event);
   draft.writers[w] = state;
   for (const action of actions) perform(draft, config, w, before, action);
+  // (A token of this writer's own entry is its own to be given again.)
+  if (view && view.own?.token !== view.token) draft.seen[w] = Math.max(draft.seen[w]!, view.token);
 }
 
 function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterState, action: WriterAction) {
@@ -106,7 +144,8 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       return;
     case 'write': {
       const { intent } = action;
-      const leaseMs = intent.kind === 'renew' ? intent.leaseMs : writer.terms.leaseMs;
+      const leaseMs =
+        intent.kind === 'renew' || intent.kind === 'handOver' ? intent.leaseMs : writer.terms.leaseMs;
       const write = { writer: writer.writer, seq: action.seq, intent, condition: action.condition, leaseMs };
       draft.net.push({ kind: 'write', w, write, timedOut: false });
       return;
@@ -115,11 +154,23 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       draft.timers[w]![action.timer] = action.at;
       return;
     case 'acquired':
+      draft.told[w] = true;
+      // Fencing goes on from what this writer saw, even across a deletion of the record.
+      if (config.limit === 1 && action.token <= draft.seen[w]!) {
+        throw new Violation(
+          'token-order',
+          `${writer.writer} got token ${action.token}, but had seen ${draft.seen[w]}`,
+        );
+      }
+      draft.seen[w] = Math.max(draft.seen[w]!, action.token);
       // A lock's callers get rising tokens; a semaphore's get distinct ones (its slots' answers
       // may arrive in any order).
       // An operator's forceRelease took the key from under a writer: what it then gets is on the operator.
       if (draft.forced.includes(writer.writer)) return;
-      if (config.limit === 1 ? action.token <= draft.granted : draft.tokens.includes(action.token)) {
+      // Across a deletion no client can go on from tokens it never saw: checked per writer below.
+      if (draft.deletes > 0) {
+        /* per writer only */
+      } else if (config.limit === 1 ? action.token <= draft.granted : draft.tokens.includes(action.token)) {
         throw new Violation(
           'token-order',
           `${writer.writer} got token ${action.token} after ${config.limit === 1 ? draft.granted : action.token} was given`,
@@ -130,6 +181,10 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       return;
     case 'released': {
       const goal = before.goal;
+      draft.told[w] = false;
+      if ((goal.kind === 'release' || goal.kind === 'handOver') && goal.data !== undefined) {
+        draft.settled.push(`${writer.writer}=${goal.data}`);
+      }
       if (
         goal.kind === 'release' &&
         goal.data !== undefined &&
@@ -144,13 +199,18 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
     }
     case 'passTo': {
       const to = config.writers.findIndex((candidate) => candidate.id === action.to);
-      const { version, token, sentAt } = action;
-      deliver(draft, config, to, { type: 'handedOver', version, token, sentAt, now: draft.now });
+      const { version, token, sentAt, leaseMs } = action;
+      deliver(draft, config, to, { type: 'handedOver', version, token, leaseMs, sentAt, now: draft.now });
       return;
     }
     case 'failed': {
       const goal = before.goal;
       const data = goal.kind === 'release' || goal.kind === 'handOver' ? goal.data : undefined;
+      // Refused: the caller holds as before (a refused extend); lost: it does not.
+      draft.told[w] =
+        action.why === 'refused' &&
+        (action.op === 'extend' ? draft.told[w]! : goal.kind === 'release' || goal.kind === 'handOver');
+      if (data !== undefined) draft.settled.push(`${writer.writer}=${data}`);
       if (!action.maybeApplied && data !== undefined && draft.stored.includes(`${writer.writer}=${data}`)) {
         throw new Violation(
           'data',
@@ -160,6 +220,8 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       return;
     }
     case 'lost':
+      draft.told[w] = false;
+      return;
     case 'extended':
     case 'ended':
       return;
@@ -227,12 +289,17 @@ export function successors(world: World, config: ExploreConfig): { label: string
     const label = `${id} ${write.intent.kind} #${write.seq}`;
     const applied = (d: Draft, answered: boolean) => {
       take(d);
-      const answer = applyWrite(d.record, write, d.now, config.limit);
+      const answer = applyWrite(d.record, write, d.now, config.limit, d.versionFloor);
       if (answer.ok) {
         d.record = answer.record;
         const { intent } = write;
         if ((intent.kind === 'release' || intent.kind === 'handOver') && intent.data !== undefined) {
-          d.stored.push(`${id}=${intent.data}`);
+          const stored = `${id}=${intent.data}`;
+          if (d.settled.includes(stored)) {
+            throw new Violation('data', `${id}'s "${intent.data}" landed after its caller got its answer`);
+          }
+          if (d.stored.includes(stored)) throw new Violation('data', `${id}'s "${intent.data}" landed twice`);
+          d.stored.push(stored);
         }
       }
       if (!answered) return;
@@ -277,6 +344,18 @@ export function successors(world: World, config: ExploreConfig): { label: string
     });
   });
   if (world.now < config.maxTime) add('tick', (d) => void d.now++);
+  // Only a record no live lease is in (what a TTL or lifecycle rule on stale records deletes).
+  if (
+    world.deletes < (config.deletes ?? 0) &&
+    world.record !== null &&
+    isClaimable(world.record, world.now, 1)
+  ) {
+    add('the record is deleted', (d) => {
+      d.versionFloor = d.record!.version;
+      d.record = null;
+      d.deletes++;
+    });
+  }
   if (world.forceReleases < config.forceReleases && (world.record?.holders.length ?? 0) > 0) {
     add('operator forceRelease', (d) => {
       for (const holder of d.record!.holders) d.forced.push(holder.writer);
@@ -299,6 +378,7 @@ function userCalls(
   const call = (label: string, event: WriterEvent) =>
     add(`${id}: ${label}`, (d) => {
       d.userActions[w]!++;
+      if (event.type === 'release' || event.type === 'handOver' || event.type === 'giveUp') d.told[w] = false;
       deliver(d, config, w, { ...event, now: d.now } as WriterEvent);
     });
   const { goal } = writer;
@@ -316,7 +396,13 @@ function userCalls(
         world.writers[to]!.goal.kind === 'acquire' &&
         !world.writers[to]!.lease
       ) {
-        call(`hands over to ${other.id}`, { type: 'handOver', to: other.id, data: 'h', now: 0 });
+        call(`hands over to ${other.id}`, {
+          type: 'handOver',
+          to: other.id,
+          leaseMs: other.terms.leaseMs,
+          data: `h${world.userActions[w]}`,
+          now: 0,
+        });
       }
     });
   }
@@ -329,10 +415,10 @@ function userCalls(
 /** The writers whose callers believe they hold the key now. */
 export function believersOf(world: World): WriterState[] {
   return world.writers.filter(
-    (writer) =>
-      // A caller that called release (or handed over) has left its critical section.
-      writer.lease !== null &&
-      writer.goal.kind === 'hold' &&
+    (writer, w) =>
+      // What the caller was told (acquired, not lost, not released since), within the deadline
+      // it goes by; a caller that called release (or handed over) has left its critical section.
+      world.told[w] === true &&
       world.now < effectiveDeadline(writer) &&
       !world.forced.includes(writer.writer),
   );
@@ -341,10 +427,16 @@ export function believersOf(world: World): WriterState[] {
 /** The invariants every state must keep. */
 export function checkWorld(world: World, config: ExploreConfig): void {
   const believers = believersOf(world);
-  if (believers.length > config.limit) {
+  // Live entries of clients outside the configuration hold as well.
+  const outside = (world.record?.holders ?? []).filter(
+    (holder) =>
+      !world.writers.some((writer) => writer.writer === holder.writer) &&
+      (holder.expiresAt === null || world.now < holder.expiresAt),
+  );
+  if (believers.length + outside.length > config.limit) {
     throw new Violation(
       'exclusion',
-      `${believers.map((writer) => writer.writer).join(', ')} all believe they hold (limit ${config.limit})`,
+      `${[...believers.map((writer) => writer.writer), ...outside.map((holder) => holder.writer)].join(', ')} all believe they hold (limit ${config.limit})`,
     );
   }
   world.writers.forEach((writer, w) => {
@@ -373,6 +465,20 @@ export function checkWorld(world: World, config: ExploreConfig): void {
       throw new Violation(
         'unanswered',
         `${writer.writer} waits for a read after #${pending.seq}, which nothing will answer`,
+      );
+    }
+  });
+  world.writers.forEach((writer, w) => {
+    if (world.told[w] && (writer.lease === null || writer.goal.kind !== 'hold' || writer.end !== null)) {
+      throw new Violation(
+        'told',
+        `${writer.writer}'s caller was told it holds, but the writer keeps no lease for it (goal ${writer.goal.kind}, end ${writer.end})`,
+      );
+    }
+    if (writer.end !== null && writer.goal.kind === 'acquire') {
+      throw new Violation(
+        'abandoned',
+        `${writer.writer} ended (${writer.end}) while its caller still waits to acquire`,
       );
     }
   });

@@ -82,7 +82,13 @@ export function explore(config: ExploreConfig, depth: number, maxStates = 5_000_
         } catch (error) {
           return failed(report(d + 1, false), config, error, node, label);
         }
-        if (believersOf(world).length === config.limit) fullStates++;
+        // Outside holders (a slot held by a client the configuration does not model) count too.
+        const outside = (world.record?.holders ?? []).filter(
+          (holder) =>
+            !world.writers.some((writer) => writer.writer === holder.writer) &&
+            (holder.expiresAt === null || world.now < holder.expiresAt),
+        );
+        if (believersOf(world).length + outside.length === config.limit) fullStates++;
         for (const writer of world.writers) phases.add(phaseOf(writer));
         nextLevel.push(child);
         if (seen.size >= maxStates) {

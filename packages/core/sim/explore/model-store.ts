@@ -63,6 +63,8 @@ export function applyWrite(
   write: ModelWrite,
   now: number,
   limit: number,
+  /** The highest version the key ever had (a record created after a deletion goes on above it: S3 ETags and DynamoDB's rv+writeId never repeat). */
+  versionFloor = 0,
 ): ModelAnswer {
   if (!conditionHolds(record, write.condition, now, limit)) return { ok: false };
   const { intent, writer, seq } = write;
@@ -76,7 +78,7 @@ export function applyWrite(
   let data = record?.data;
   switch (intent.kind) {
     case 'claim': {
-      token = intent.token ?? base + 1;
+      token = intent.token ?? Math.max(base, intent.tokenFloor ?? 0) + 1;
       const mine = { writer, by: writer, seq, token, expiresAt };
       next = limit === 1 ? [mine] : [...others.filter((holder) => live(holder, now)), mine];
       break;
@@ -98,7 +100,7 @@ export function applyWrite(
       break;
   }
   const written: ModelRecord = {
-    version: (record?.version ?? 0) + 1,
+    version: (record?.version ?? versionFloor) + 1,
     token: Math.max(base, token),
     holders: next.sort((a, b) => a.writer.localeCompare(b.writer)),
     writtenBy: writer,

@@ -26,6 +26,8 @@ const FAIL_CLOSED = 'operator forceRelease';
 const HAND_OVER = 'lock, hand-over to a local waiter';
 const HAND_OVER_FAIL_CLOSED = 'lock, fail-closed hand-over';
 const DYNAMO = "DynamoDB's one-request claim";
+const SHORT = 'lock, short leases, one fault, one call';
+const SLOT_OUTSIDE = 'semaphore of limit 2, one slot held outside';
 
 /** Each: where, what to find (exactly once), what instead; the configuration and the invariant that must catch it. */
 const MUTANTS = [
@@ -163,6 +165,34 @@ const MUTANTS = [
     replace:
       "const deadline = deadlineFrom(pending.condition.kind === 'claimable' ? now : pending.sentAt, leaseMs, s.terms.marginMs);",
     config: DYNAMO,
+    check: 'exclusion',
+  },
+  {
+    name: 'a lost lease is not told to its holder',
+    file: 'write-outcome.ts',
+    search: "if (goal.kind === 'hold') out.push({ type: 'lost' });",
+    replace: '',
+    config: SHORT,
+    depth: 13,
+    check: 'told',
+  },
+  {
+    name: 'a release that finds the key moved on says the caller still holds it',
+    file: 'write-outcome.ts',
+    search: "return lose(s, out, intent.kind !== 'renew' && pending.mayHaveLanded);",
+    replace:
+      "if (intent.kind !== 'renew') { out.push({ type: 'failed', op, why: 'refused', maybeApplied: true }); return end({ ...s, lease: null }, 'lost', out); }\n  return lose(s, out, false);",
+    config: SHORT,
+    depth: 13,
+    check: 'told',
+  },
+  {
+    name: 'a semaphore writer claims a slot without judging it free',
+    file: 'writer-step.ts',
+    search: 'if (known !== undefined && !known.claimable) {',
+    replace: 'if (known !== undefined && !known.claimable && known.version === null) {',
+    config: SLOT_OUTSIDE,
+    depth: 12,
     check: 'exclusion',
   },
 ];

@@ -5,6 +5,7 @@ import {
   type RecordView,
   type WriterEnd,
   type WriterState,
+  withFloor,
 } from './writer-state.js';
 
 // What the outcome of the writer's one write means: it landed, it certainly did not, or a
@@ -61,7 +62,14 @@ export function landed(
     return end(s, 'released', out);
   }
   out.push({ type: 'released' });
-  out.push({ type: 'passTo', to: intent.to, version, token: intent.token, sentAt: pending.sentAt });
+  out.push({
+    type: 'passTo',
+    to: intent.to,
+    version,
+    token: intent.token,
+    leaseMs: intent.leaseMs,
+    sentAt: pending.sentAt,
+  });
   return end(s, 'handedOver', out);
 }
 
@@ -72,7 +80,7 @@ export function notApplied(
   view: RecordView | undefined,
   out: WriterAction[],
 ): WriterState {
-  const s: WriterState = { ...state, pending: null, known: view ?? state.known };
+  const s: WriterState = { ...state, pending: null, known: view ? withFloor(state, view) : state.known };
   const { intent } = pending;
   if (intent.kind === 'claim') return s; // advance(): claim again, wait, or end
   const ownVersion = view?.own !== undefined ? view.version : null;
@@ -84,7 +92,13 @@ export function notApplied(
   if (!view) {
     // Certainly not applied: the lease stands as it was (a shortened deadline rolls back),
     // unless its deadline passed while the write was in flight.
-    if (!s.lease) return lose(s, out, false);
+    if (!s.lease) {
+      // A waiting caller's renewal of its own untrusted lease was refused: look again later
+      // (the retry's read finds the entry, if it is still there) instead of failing the wait.
+      if (s.goal.kind === 'acquire')
+        return { ...s, known: s.known && { ...s.known, own: undefined, claimable: false } };
+      return lose(s, out, false);
+    }
     if (intent.kind === 'renew' && !(s.goal.kind === 'hold' && s.goal.extend !== undefined)) return s;
     out.push({ type: 'failed', op, why: 'refused', maybeApplied: false });
     return s.goal.kind === 'giveBack' ? s : { ...s, goal: { kind: 'hold' } };
@@ -113,7 +127,7 @@ export function resolveWith(
     // Its condition still holds, so a copy of it may still land: send it again, unchanged. Of
     // the copies, at most one lands (each needs this version), and none once another write has.
     out.push({ type: 'write', seq: pending.seq, intent: pending.intent, condition });
-    return { ...state, known: view, pending: { ...pending, status: 'sent' } };
+    return { ...state, known: withFloor(state, view), pending: { ...pending, status: 'sent' } };
   }
   // The record moved on without it (or it was a one-request claim, which no read can rule out:
   // a copy that lands later is recognised by its seq, and its finite lease ends by itself).

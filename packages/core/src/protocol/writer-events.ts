@@ -26,7 +26,14 @@ export type WriterEvent =
   /** The holder releases, storing `data`. */
   | { readonly type: 'release'; readonly data: Data; readonly now: number }
   /** The holder releases straight to the local waiter `to`. */
-  | { readonly type: 'handOver'; readonly to: string; readonly data: Data; readonly now: number }
+  /** `leaseMs`: the lease the waiter `to` takes (its terms'): the hand-over writes it, and `to` dates its lease by it. */
+  | {
+      readonly type: 'handOver';
+      readonly to: string;
+      readonly leaseMs: number | null;
+      readonly data: Data;
+      readonly now: number;
+    }
   /** The holder asks for another lease length (null: fail-closed). */
   | { readonly type: 'extend'; readonly leaseMs: number | null; readonly now: number }
   /** The caller stopped waiting (its wait ran out, it aborted, or the client closes). */
@@ -36,6 +43,8 @@ export type WriterEvent =
       readonly type: 'handedOver';
       readonly version: string;
       readonly token: number;
+      /** The lease the hand-over wrote. */
+      readonly leaseMs: number | null;
       readonly sentAt: number;
       readonly now: number;
     };
@@ -65,6 +74,7 @@ export type WriterAction =
       readonly to: string;
       readonly version: string;
       readonly token: number;
+      readonly leaseMs: number | null;
       readonly sentAt: number;
     }
   /** The caller's release, hand-over or extend failed: `lost` (not held, maybe applied), or `refused` (still held). */

@@ -51,16 +51,23 @@ export type Goal =
   /** The caller asked to release it, storing `data`. */
   | { readonly kind: 'release'; readonly data: Data }
   /** The caller released it to the local waiter `to`, in one write. */
-  | { readonly kind: 'handOver'; readonly to: string; readonly data: Data }
+  | { readonly kind: 'handOver'; readonly to: string; readonly leaseMs: number | null; readonly data: Data }
   /** Nobody wants it any more: give back whatever this writer may own, then end. */
   | { readonly kind: 'giveBack' };
 
 /** What a write asks the store for; the driver builds the record from it and the record it knows. */
 export type WriteIntent =
-  | { readonly kind: 'claim'; readonly token: number | undefined }
+  /** `token` undefined: the store picks the record's token + 1, but at least `tokenFloor` + 1 (a record deleted and created again). */
+  | { readonly kind: 'claim'; readonly token: number | undefined; readonly tokenFloor?: number }
   | { readonly kind: 'renew'; readonly leaseMs: number | null }
   | { readonly kind: 'release'; readonly data: Data }
-  | { readonly kind: 'handOver'; readonly to: string; readonly token: number; readonly data: Data };
+  | {
+      readonly kind: 'handOver';
+      readonly to: string;
+      readonly token: number;
+      readonly leaseMs: number | null;
+      readonly data: Data;
+    };
 
 /** The condition a write is sent with. */
 export type WriteCondition =
@@ -132,4 +139,10 @@ export function effectiveDeadline(state: WriterState): number {
   const write = state.pending;
   if (write?.intent.kind !== 'renew') return deadline;
   return Math.min(deadline, deadlineFrom(write.sentAt, write.intent.leaseMs, state.terms.marginMs));
+}
+
+/** `view` as the writer keeps it: its token never below one the writer saw before (the record may have been deleted since). */
+export function withFloor(state: WriterState, view: RecordView): RecordView {
+  const floor = state.known?.token ?? 0;
+  return view.token >= floor ? view : { ...view, token: floor };
 }

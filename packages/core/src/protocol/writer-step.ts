@@ -1,6 +1,12 @@
 import { end, landed, lose, notApplied, resolveWith, send } from './write-outcome.js';
 import type { Step, TimerName, WriteAnswer, WriterAction, WriterEvent } from './writer-events.js';
-import { deadlineFrom, effectiveDeadline, type WriteCondition, type WriterState } from './writer-state.js';
+import {
+  deadlineFrom,
+  effectiveDeadline,
+  type WriteCondition,
+  type WriterState,
+  withFloor,
+} from './writer-state.js';
 
 /**
  * The lease protocol of one writer as a pure function: the next state and the actions its
@@ -34,7 +40,7 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       if (s.pending?.seq === e.for && s.pending.status !== 'sent') {
         return resolveWith(s, s.pending, e.view, e.now, out);
       }
-      return e.for === 0 && s.reading ? { ...s, reading: false, known: e.view } : s;
+      return e.for === 0 && s.reading ? { ...s, reading: false, known: withFloor(s, e.view) } : s;
     case 'readFailed':
       if (s.pending?.seq === e.for && s.pending.status === 'reading') {
         out.push({ type: 'arm', timer: 'retry', at: e.now + s.terms.retryMs });
@@ -50,17 +56,21 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
         ? { ...s, goal: { kind: 'release', data: e.data } }
         : s;
     case 'handOver':
-      return s.goal.kind === 'hold' ? { ...s, goal: { kind: 'handOver', to: e.to, data: e.data } } : s;
+      return s.goal.kind === 'hold'
+        ? { ...s, goal: { kind: 'handOver', to: e.to, leaseMs: e.leaseMs, data: e.data } }
+        : s;
     case 'extend':
       return s.goal.kind === 'hold' ? { ...s, goal: { kind: 'hold', extend: e.leaseMs } } : s;
     case 'giveUp':
       return s.goal.kind === 'acquire' || s.goal.kind === 'hold' ? { ...s, goal: { kind: 'giveBack' } } : s;
     case 'handedOver': {
       if (s.lease || (s.goal.kind !== 'acquire' && s.goal.kind !== 'giveBack')) return s;
-      const deadline = deadlineFrom(e.sentAt, s.terms.leaseMs, s.terms.marginMs);
+      // Dated by the lease the hand-over wrote, which may differ from this writer's terms.
+      const deadline = deadlineFrom(e.sentAt, e.leaseMs, s.terms.marginMs);
       const own = { seq: 0, token: e.token };
       const known = { version: e.version, token: e.token, lastSeq: undefined, own, claimable: false };
-      const handed = { ...s, known, lease: { version: e.version, token: e.token, deadline } };
+      const terms = { ...s.terms, leaseMs: e.leaseMs };
+      const handed = { ...s, terms, known, lease: { version: e.version, token: e.token, deadline } };
       if (s.goal.kind === 'giveBack') return handed;
       if (e.now >= deadline) return { ...handed, lease: null }; // too late to trust: renewed first
       out.push({ type: 'acquired', token: e.token });
@@ -137,7 +147,13 @@ function advance(state: WriterState, now: number, out: WriterAction[]): WriterSt
       if (goal.kind === 'release')
         return send(s, { kind: 'release', data: goal.data }, versionOf(version), now, out);
       const token = Math.max(lease?.token ?? 0, known?.token ?? 0) + 1;
-      const intent = { kind: 'handOver', to: goal.to, token, data: goal.data } as const;
+      const intent = {
+        kind: 'handOver',
+        to: goal.to,
+        token,
+        leaseMs: goal.leaseMs,
+        data: goal.data,
+      } as const;
       return send(s, intent, versionOf(version), now, out);
     }
     case 'giveBack': {
@@ -161,7 +177,13 @@ function seekLease(s: WriterState, now: number, out: WriterAction[]): WriterStat
   // Never seen (a fresh key is the common case: create it), or claimable as last seen.
   const version = known?.version ?? null;
   if (terms.claimBy === 'state' && terms.leaseMs !== null) {
-    return send(s, { kind: 'claim', token: undefined }, { kind: 'claimable', version }, now, out);
+    return send(
+      s,
+      { kind: 'claim', token: undefined, tokenFloor: known?.token ?? 0 },
+      { kind: 'claimable', version },
+      now,
+      out,
+    );
   }
   const condition: WriteCondition = version === null ? { kind: 'absent' } : versionOf(version);
   return send(s, { kind: 'claim', token: (known?.token ?? 0) + 1 }, condition, now, out);

@@ -98,7 +98,7 @@ describe('a lock', () => {
     const record = stored(
       recordFor(
         base,
-        { kind: 'handOver', to: 'w2', token: 4, data: '"done"' },
+        { kind: 'handOver', to: 'w2', token: 4, leaseMs: 30_000, data: '"done"' },
         { writeId: 'w1:2', lockId: 'L1', limit: 1, holder: holder('L2', 2_000) },
       ),
     );
@@ -215,7 +215,7 @@ describe('a semaphore', () => {
     expect(() =>
       recordFor(
         base,
-        { kind: 'handOver', to: 'w2', token: 5, data: undefined },
+        { kind: 'handOver', to: 'w2', token: 5, leaseMs: 30_000, data: undefined },
         { writeId: 'w1:2', lockId: 'L1', limit: 2, holder: holder('L2') },
       ),
     ).toThrow(/not handed over/);

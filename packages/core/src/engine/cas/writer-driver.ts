@@ -183,7 +183,7 @@ export class WriterDriver {
     if (base === undefined) throw new Error('WriterDriver: a write on a version it never saw');
     const { time, terms, lockId, owner, limit } = this.options;
     const now = time.now();
-    const leaseMs = intent.kind === 'renew' ? intent.leaseMs : terms.leaseMs;
+    const leaseMs = intent.kind === 'renew' || intent.kind === 'handOver' ? intent.leaseMs : terms.leaseMs;
     const holder = {
       owner,
       lockId,
