@@ -203,6 +203,10 @@ export class WriterDriver {
       if (outcome.ok) {
         this.#records.set(outcome.version, { version: outcome.version, record });
         answer = { kind: 'ok', version: outcome.version, token: tokenOf(record, lockId) };
+      } else if (outcome.maybeApplied) {
+        // The SDK sent it more than once: an earlier copy may have landed before the record
+        // moved on, so this conflict proves nothing about it (the read resolves it).
+        answer = { kind: 'unknown' };
       } else {
         answer =
           outcome.current === undefined

@@ -1,0 +1,71 @@
+import { expect, test } from 'vitest';
+import type { LockRecord, SlotHolder, VersionedRecord } from '../../src/contract/lock-record.js';
+import type { LockStore, WriteCondition } from '../../src/contract/lock-store.js';
+import { WriterDriver } from '../../src/engine/cas/writer-driver.js';
+import { memoryStore } from '../../src/index.js';
+import { LockLostError } from '../../src/shared/errors.js';
+import { systemScheduler } from '../../src/shared/scheduler.js';
+
+// Where the WriterDriver disagrees with the real stores or with what its callers need.
+
+const HUNG = Symbol('hung');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** What `promise` settles to within `ms`: its value, its error, or HUNG. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | unknown> {
+  return Promise.race([promise.catch((error: unknown) => error), sleep(ms).then(() => HUNG)]);
+}
+
+const expired = (current: VersionedRecord) => {
+  const holder = current.record.holder;
+  return holder?.expiresAt != null && holder.expiresAt < Date.now();
+};
+
+function driver(store: LockStore, n: number, limit = 1, liveSlots?: (c: VersionedRecord) => SlotHolder[]) {
+  return new WriterDriver({
+    store,
+    key: 'k',
+    lockId: `L${n}`,
+    writer: `w${n}`,
+    owner: `test:${n}`,
+    terms: { leaseMs: 10_000, claimBy: 'version', marginMs: 1_000, retryMs: 5 },
+    limit,
+    time: systemScheduler,
+    claimable: expired,
+    ...(liveSlots ? { liveSlots } : {}),
+  });
+}
+
+const holder = (lockId: string, expiresAt: number) => ({
+  owner: 'other',
+  lockId,
+  acquiredAt: expiresAt - 30_000,
+  renewedAt: expiresAt - 30_000,
+  leaseMs: 30_000,
+  expiresAt,
+});
+
+test('a release whose conflict answer came from our own SDK-retried request (maybeApplied) is not reported as certainly not applied', async () => {
+  const inner = memoryStore();
+  // DynamoDB: the SDK retried the release; its first attempt applied, another client claimed
+  // the freed key at once, and the retry's failed condition returns that client's record.
+  const store = Object.assign(Object.create(inner) as LockStore, {
+    async write(key: string, record: LockRecord, condition: WriteCondition) {
+      const outcome = await inner.write(key, record, condition);
+      if (!outcome.ok || record.holder !== null) return outcome;
+      const other: LockRecord = {
+        ...record,
+        token: record.token + 1,
+        holder: holder('L9', Date.now() + 60_000),
+        writeId: 'x',
+      };
+      await inner.write(key, other, { version: outcome.version });
+      return { ok: false as const, current: await inner.read(key), maybeApplied: true };
+    },
+  });
+  const writer = driver(store, 1);
+  await writer.acquire();
+  const error = await within(writer.release({ stored: true }), 500);
+  expect((await inner.read('k'))?.record.data).toEqual({ stored: true }); // it was applied
+  expect(error).toBeInstanceOf(LockLostError);
+  expect((error as LockLostError).maybeApplied).toBe(true);
+});
