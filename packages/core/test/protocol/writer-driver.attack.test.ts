@@ -1,6 +1,7 @@
 import { expect, test } from 'vitest';
 import type { LockRecord, SlotHolder, VersionedRecord } from '../../src/contract/lock-record.js';
 import type { LockStore, WriteCondition } from '../../src/contract/lock-store.js';
+import { semaphoreRecord } from '../../src/engine/cas/slot-records.js';
 import { WriterDriver } from '../../src/engine/cas/writer-driver.js';
 import { memoryStore } from '../../src/index.js';
 import { LockLostError } from '../../src/shared/errors.js';
@@ -68,4 +69,33 @@ test('a release whose conflict answer came from our own SDK-retried request (may
   expect((await inner.read('k'))?.record.data).toEqual({ stored: true }); // it was applied
   expect(error).toBeInstanceOf(LockLostError);
   expect((error as LockLostError).maybeApplied).toBe(true);
+});
+
+test('a semaphore writer does not join a key held by a plain lock with a live lease', async () => {
+  const store = memoryStore();
+  await store.write(
+    'k',
+    { token: 4, holder: holder('L0', Date.now() + 60_000), writeId: 'old' },
+    { absent: true },
+  );
+  const writer = driver(store, 1, 2);
+  const got = await within(writer.acquire(), 100);
+  writer.giveUp();
+  expect(got).not.toBeTypeOf('number');
+  expect((await store.read('k'))?.record.holder?.lockId).toBe('L0');
+});
+
+test('a semaphore writer of limit 3 does not take a third slot beside two live holders of limit 2', async () => {
+  const store = memoryStore();
+  const slot = (id: string, token: number): SlotHolder => ({
+    ...holder(id, Date.now() + 60_000),
+    token,
+    writeId: `old-${id}`,
+  });
+  const full = semaphoreRecord(undefined, 2, [slot('A', 1), slot('B', 2)], 2, 'old-B');
+  await store.write('k', full, { absent: true });
+  const writer = driver(store, 1, 3);
+  const got = await within(writer.acquire(), 100);
+  writer.giveUp();
+  expect(got).not.toBeTypeOf('number');
 });

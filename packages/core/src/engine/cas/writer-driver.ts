@@ -6,7 +6,7 @@ import { newWriter, type WriterState, type WriterTerms } from '../../protocol/wr
 import { step } from '../../protocol/writer-step.js';
 import { LockLostError, LockStoreError } from '../../shared/errors.js';
 import type { ScheduledTimer, Scheduler } from '../../shared/scheduler.js';
-import { holdersOf } from './slot-records.js';
+import { holdersOf, limitOf } from './slot-records.js';
 import { recordFor } from './writer-records.js';
 import { writerView } from './writer-view.js';
 
@@ -156,7 +156,13 @@ export class WriterDriver {
   }
 
   #claimable(current: VersionedRecord): boolean {
-    if (this.options.limit > 1) return this.#live(current).length < this.options.limit;
+    if (this.options.limit > 1) {
+      // Never beside live holders that count against another limit (a plain lock's is 1): each
+      // side would count against its own, and together exceed both (slot-records.ts checkSameLimit).
+      const live = this.#live(current);
+      if (live.length > 0 && limitOf(current.record) !== this.options.limit) return false;
+      return live.length < this.options.limit;
+    }
     return current.record.holder === null || this.options.claimable(current);
   }
 
