@@ -99,3 +99,35 @@ test('a semaphore writer of limit 3 does not take a third slot beside two live h
   writer.giveUp();
   expect(got).not.toBeTypeOf('number');
 });
+
+test('release() after the writer ended (given up) settles', async () => {
+  const writer = driver(memoryStore(), 1);
+  await writer.acquire();
+  writer.giveUp();
+  expect(await writer.ended).toBe('released');
+  expect(await within(writer.release(), 100)).not.toBe(HUNG);
+});
+
+test('release() before the lease is held settles', async () => {
+  const store = memoryStore();
+  await store.write(
+    'k',
+    { token: 4, holder: holder('L0', Date.now() + 60_000), writeId: 'old' },
+    { absent: true },
+  );
+  const writer = driver(store, 1);
+  void writer.acquire().catch(() => undefined);
+  const released = writer.release();
+  await sleep(20);
+  writer.giveUp();
+  expect(await within(released, 100)).not.toBe(HUNG);
+});
+
+test('release() called twice: both calls settle', async () => {
+  const writer = driver(memoryStore(), 1);
+  await writer.acquire();
+  const first = writer.release({ n: 1 });
+  const second = writer.release({ n: 2 });
+  expect(await within(second, 200)).toBeUndefined();
+  expect(await within(first, 200)).not.toBe(HUNG);
+});

@@ -41,7 +41,8 @@ export class WriterDriver {
   readonly #records = new Map<string, VersionedRecord>();
   readonly #timers = new Map<TimerName, ScheduledTimer>();
   readonly #acquired = deferred<number>();
-  #released: ReturnType<typeof deferred<void>> | undefined;
+  /** The callers' releases not answered yet: a second call (other data) is answered with the first. */
+  #releases: ReturnType<typeof deferred<void>>[] = [];
   readonly #ended = deferred<WriterState['end']>();
   readonly #lost = new AbortController();
 
@@ -74,10 +75,19 @@ export class WriterDriver {
 
   /** Releases, storing `data` when given; rejects when the lease was lost or the store refused. */
   release(data?: unknown): Promise<void> {
-    this.#released = deferred<void>();
+    const { goal, end } = this.#state;
+    // The machine takes a release only from a holder (or a release under way): anything else
+    // would never be answered.
+    if (end !== null || (goal.kind !== 'hold' && goal.kind !== 'release')) {
+      return Promise.reject(
+        new LockLostError(this.options.key, 'it was not held when released', { maybeApplied: false }),
+      );
+    }
+    const released = deferred<void>();
+    this.#releases.push(released);
     const text = data === undefined ? undefined : JSON.stringify(data);
     this.#feed({ type: 'release', data: text, now: this.#now() });
-    return this.#released.promise;
+    return released.promise;
   }
 
   /** The caller stops waiting (or closes): whatever the writer may own is given back. */
@@ -122,10 +132,11 @@ export class WriterDriver {
       case 'extended':
         return;
       case 'released':
-        this.#released?.resolve();
+        for (const released of this.#takeReleases()) released.resolve();
         return;
-      case 'failed':
-        this.#released?.reject(
+      case 'failed': {
+        if (action.op === 'extend') return; // extend is not driven yet
+        const error =
           action.why === 'lost'
             ? new LockLostError(this.options.key, 'it was no longer held when released', {
                 maybeApplied: action.maybeApplied,
@@ -136,17 +147,27 @@ export class WriterDriver {
                   retryable: true,
                   reason: 'unavailable',
                 },
-              ),
-        );
+              );
+        for (const released of this.#takeReleases()) released.reject(error);
         return;
+      }
       case 'passTo':
         throw new Error('WriterDriver: hand-over to a local waiter is not driven yet');
       case 'ended':
         for (const timer of this.#timers.values()) timer.cancel();
         this.#acquired.reject(new LockLostError(this.options.key, `the acquisition ended (${action.end})`));
         this.#ended.resolve(action.end);
+        for (const released of this.#takeReleases()) {
+          released.reject(new LockLostError(this.options.key, `the lease ended (${action.end})`));
+        }
         return;
     }
+  }
+
+  #takeReleases() {
+    const releases = this.#releases;
+    this.#releases = [];
+    return releases;
   }
 
   #view(current: VersionedRecord | null) {
