@@ -4,7 +4,7 @@ import type { LockStore, WriteCondition } from '../../src/contract/lock-store.js
 import { semaphoreRecord } from '../../src/engine/cas/slot-records.js';
 import { WriterDriver } from '../../src/engine/cas/writer-driver.js';
 import { memoryStore } from '../../src/index.js';
-import { LockLostError } from '../../src/shared/errors.js';
+import { LockCorruptedError, LockLostError } from '../../src/shared/errors.js';
 import { systemScheduler } from '../../src/shared/scheduler.js';
 
 // Where the WriterDriver disagrees with the real stores or with what its callers need.
@@ -130,4 +130,23 @@ test('release() called twice: both calls settle', async () => {
   const second = writer.release({ n: 2 });
   expect(await within(second, 200)).toBeUndefined();
   expect(await within(first, 200)).not.toBe(HUNG);
+});
+
+test('a corrupted record: acquire() fails with the LockCorruptedError instead of polling forever', async () => {
+  const inner = memoryStore();
+  let reads = 0;
+  const store = Object.assign(Object.create(inner) as LockStore, {
+    async read(key: string): Promise<VersionedRecord | null> {
+      reads++;
+      throw new LockCorruptedError(key, 'not JSON', { version: '1' });
+    },
+    async write() {
+      return { ok: false as const };
+    },
+  });
+  const writer = driver(store, 1);
+  const got = await within(writer.acquire(), 200);
+  writer.giveUp();
+  expect(reads).toBeGreaterThan(0);
+  expect(got).toBeInstanceOf(LockCorruptedError);
 });

@@ -195,8 +195,14 @@ export class WriterDriver {
     let current: VersionedRecord | null;
     try {
       current = await this.options.store.read(this.options.key);
-    } catch {
+    } catch (error) {
       this.#feed({ type: 'readFailed', for: forSeq, now: this.#now() });
+      // No retry reads a corrupted record (or gets past a store's own bug): the waiting caller
+      // hears why, as today's acquire does, instead of waiting forever.
+      if (!(error instanceof LockStoreError) && this.#state.goal.kind === 'acquire') {
+        this.#acquired.reject(error);
+        this.giveUp();
+      }
       return;
     }
     this.#feed({ type: 'read', for: forSeq, view: this.#view(current), now: this.#now() });
