@@ -150,3 +150,19 @@ test('a corrupted record: acquire() fails with the LockCorruptedError instead of
   expect(reads).toBeGreaterThan(0);
   expect(got).toBeInstanceOf(LockCorruptedError);
 });
+
+test('a semaphore without liveSlots reclaims slots whose leases expired long ago', async () => {
+  const store = memoryStore();
+  const dead = (id: string, token: number): SlotHolder => ({
+    ...holder(id, Date.now() - 60_000),
+    token,
+    writeId: `old-${id}`,
+  });
+  await store.write('k', semaphoreRecord(undefined, 2, [dead('A', 1), dead('B', 2)], 2, 'old-B'), {
+    absent: true,
+  });
+  const writer = driver(store, 1, 2);
+  const got = await within(writer.acquire(), 200);
+  writer.giveUp();
+  expect(got).toBe(3);
+});

@@ -6,7 +6,7 @@ import { newWriter, type WriterState, type WriterTerms } from '../../protocol/wr
 import { step } from '../../protocol/writer-step.js';
 import { LockLostError, LockStoreError } from '../../shared/errors.js';
 import type { ScheduledTimer, Scheduler } from '../../shared/scheduler.js';
-import { holdersOf, limitOf } from './slot-records.js';
+import { holdersOf, limitOf, slotView } from './slot-records.js';
 import { recordFor } from './writer-records.js';
 import { writerView } from './writer-view.js';
 
@@ -25,7 +25,7 @@ export interface WriterDriverOptions {
   readonly time: Scheduler;
   /** Whether a held record may be claimed now, as this client's clock mode judges it. */
   readonly claimable: (current: VersionedRecord) => boolean;
-  /** The holders of a semaphore record that still hold it, as this client judges them. */
+  /** The holders of a semaphore record that still hold it, as this client judges them (default: each by `claimable`). */
   readonly liveSlots?: (current: VersionedRecord) => SlotHolder[];
 }
 
@@ -188,7 +188,13 @@ export class WriterDriver {
   }
 
   #live(current: VersionedRecord): SlotHolder[] {
-    return this.options.liveSlots?.(current) ?? holdersOf(current.record);
+    if (this.options.liveSlots) return this.options.liveSlots(current);
+    // Without a judge of its own: each holder as `claimable` judges a lock it alone held, so a
+    // slot whose lease ended is counted (and kept) no longer.
+    const { version, record } = current;
+    return holdersOf(record).filter(
+      (slot) => !this.options.claimable({ version, record: slotView(record, slot) }),
+    );
   }
 
   async #read(forSeq: number): Promise<void> {
