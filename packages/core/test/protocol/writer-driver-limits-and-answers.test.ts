@@ -9,11 +9,22 @@ import { systemScheduler } from '../../src/shared/scheduler.js';
 
 // Where the WriterDriver disagrees with the real stores or with what its callers need.
 
-const HUNG = Symbol('hung');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** What `promise` settles to within `ms`: its value, its error, or HUNG. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | unknown> {
-  return Promise.race([promise.catch((error: unknown) => error), sleep(ms).then(() => HUNG)]);
+/** What `promise` settles to: its value or its error (a promise that never settles fails the test by its timeout). */
+const settled = <T>(promise: Promise<T>): Promise<T | unknown> => promise.catch((error: unknown) => error);
+/** A store that counts its reads, so a test can wait for a writer to have looked several times. */
+function counted(store: LockStore) {
+  const counter = { reads: 0 };
+  const wrapped = Object.assign(Object.create(store) as LockStore, {
+    async read(key: string) {
+      counter.reads++;
+      return store.read(key);
+    },
+  });
+  return { store: wrapped, counter };
+}
+async function untilLooked(counter: { reads: number }, times: number) {
+  while (counter.reads < times) await sleep(2);
 }
 
 const expired = (current: VersionedRecord) => {
@@ -65,7 +76,7 @@ test('a release whose conflict answer came from our own SDK-retried request (may
   });
   const writer = driver(store, 1);
   await writer.acquire();
-  const error = await within(writer.release({ stored: true }), 500);
+  const error = await settled(writer.release({ stored: true }));
   expect((await inner.read('k'))?.record.data).toEqual({ stored: true }); // it was applied
   expect(error).toBeInstanceOf(LockLostError);
   expect((error as LockLostError).maybeApplied).toBe(true);
@@ -78,10 +89,12 @@ test('a semaphore writer does not join a key held by a plain lock with a live le
     { token: 4, holder: holder('L0', Date.now() + 60_000), writeId: 'old' },
     { absent: true },
   );
-  const writer = driver(store, 1, 2);
-  const got = await within(writer.acquire(), 100);
+  const looked = counted(store);
+  const writer = driver(looked.store, 1, 2);
+  const got = settled(writer.acquire());
+  await untilLooked(looked.counter, 3);
   writer.giveUp();
-  expect(got).not.toBeTypeOf('number');
+  expect(await got).not.toBeTypeOf('number');
   expect((await store.read('k'))?.record.holder?.lockId).toBe('L0');
 });
 
@@ -94,10 +107,13 @@ test('a semaphore writer of limit 3 does not take a third slot beside two live h
   });
   const full = semaphoreRecord(undefined, 2, [slot('A', 1), slot('B', 2)], 2, 'old-B');
   await store.write('k', full, { absent: true });
-  const writer = driver(store, 1, 3);
-  const got = await within(writer.acquire(), 100);
+  const looked = counted(store);
+  const writer = driver(looked.store, 1, 3);
+  const got = settled(writer.acquire());
+  await untilLooked(looked.counter, 3);
   writer.giveUp();
-  expect(got).not.toBeTypeOf('number');
+  expect(await got).not.toBeTypeOf('number');
+  expect((await store.read('k'))?.record.holders).toHaveLength(2);
 });
 
 test('release() after the writer ended (given up) settles', async () => {
@@ -105,7 +121,7 @@ test('release() after the writer ended (given up) settles', async () => {
   await writer.acquire();
   writer.giveUp();
   expect(await writer.ended).toBe('released');
-  expect(await within(writer.release(), 100)).not.toBe(HUNG);
+  expect(await settled(writer.release())).toBeInstanceOf(LockLostError);
 });
 
 test('release() before the lease is held settles', async () => {
@@ -117,10 +133,9 @@ test('release() before the lease is held settles', async () => {
   );
   const writer = driver(store, 1);
   void writer.acquire().catch(() => undefined);
-  const released = writer.release();
-  await sleep(20);
+  const released = settled(writer.release());
   writer.giveUp();
-  expect(await within(released, 100)).not.toBe(HUNG);
+  expect(await released).toBeInstanceOf(LockLostError);
 });
 
 test('release() called twice: both calls settle', async () => {
@@ -128,8 +143,8 @@ test('release() called twice: both calls settle', async () => {
   await writer.acquire();
   const first = writer.release({ n: 1 });
   const second = writer.release({ n: 2 });
-  expect(await within(second, 200)).toBeUndefined();
-  expect(await within(first, 200)).not.toBe(HUNG);
+  expect(await second).toBeUndefined();
+  await settled(first); // answered, one way or the other
 });
 
 test('a corrupted record: acquire() fails with the LockCorruptedError instead of polling forever', async () => {
@@ -145,8 +160,7 @@ test('a corrupted record: acquire() fails with the LockCorruptedError instead of
     },
   });
   const writer = driver(store, 1);
-  const got = await within(writer.acquire(), 200);
-  writer.giveUp();
+  const got = await settled(writer.acquire());
   expect(reads).toBeGreaterThan(0);
   expect(got).toBeInstanceOf(LockCorruptedError);
 });
@@ -162,7 +176,6 @@ test('a semaphore without liveSlots reclaims slots whose leases expired long ago
     absent: true,
   });
   const writer = driver(store, 1, 2);
-  const got = await within(writer.acquire(), 200);
+  expect(await writer.acquire()).toBe(3);
   writer.giveUp();
-  expect(got).toBe(3);
 });
