@@ -6,6 +6,7 @@ import { WriterDriver } from '../../src/engine/cas/writer-driver.js';
 import { memoryStore } from '../../src/index.js';
 import { LockCorruptedError, LockLostError } from '../../src/shared/errors.js';
 import { systemScheduler } from '../../src/shared/scheduler.js';
+import { ManualTime } from '../helpers/manual-time.js';
 
 // Where the WriterDriver disagrees with the real stores or with what its callers need.
 
@@ -178,4 +179,26 @@ test('a semaphore without liveSlots reclaims slots whose leases expired long ago
   const writer = driver(store, 1, 2);
   expect(await writer.acquire()).toBe(3);
   writer.giveUp();
+});
+
+test('a lease renewed many times keeps only the records its next write may need', async () => {
+  // Simulated time: renewals come when the test moves the clock, however slow the machine is.
+  const time = new ManualTime();
+  const writer = new WriterDriver({
+    store: memoryStore(),
+    key: 'k',
+    lockId: 'L1',
+    writer: 'w1',
+    owner: 'test',
+    terms: { leaseMs: 60_000, claimBy: 'version', marginMs: 6_000, retryMs: 100 },
+    limit: 1,
+    time: time.scheduler(),
+    claimable: expired,
+  });
+  await writer.acquire();
+  await time.advance(12 * 30_000); // a renewal about every 27 s
+  expect(writer.state.seq).toBeGreaterThan(10);
+  expect(writer.state.end).toBeNull();
+  expect(writer.recordsKept).toBeLessThanOrEqual(2);
+  await writer.release();
 });

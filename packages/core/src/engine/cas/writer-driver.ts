@@ -99,10 +99,31 @@ export class WriterDriver {
     return this.options.time.monotonic();
   }
 
+  /** How many records the driver keeps: a lease renewed for a long time must not grow it. */
+  get recordsKept(): number {
+    return this.#records.size;
+  }
+
   #feed(event: WriterEvent): void {
     const { state, actions } = step(this.#state, event);
     this.#state = state;
     for (const action of actions) this.#perform(action);
+    this.#forgetRecords();
+  }
+
+  /**
+   * Keeps only the records a later write may be built on: the one the writer knows, its lease's,
+   * and its pending write's condition (a write looks its record up before it first waits).
+   */
+  #forgetRecords(): void {
+    const { known, lease, pending } = this.#state;
+    const keep = new Set<string>();
+    if (known?.version) keep.add(known.version);
+    if (lease) keep.add(lease.version);
+    if (pending?.condition.kind === 'version') keep.add(pending.condition.version);
+    for (const version of this.#records.keys()) {
+      if (!keep.has(version)) this.#records.delete(version);
+    }
   }
 
   #perform(action: WriterAction): void {
