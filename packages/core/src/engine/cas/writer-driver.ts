@@ -1,5 +1,5 @@
-import type { LockRecord, SlotHolder, VersionedRecord } from '../../contract/lock-record.js';
-import type { LockStore, WriteCondition } from '../../contract/lock-store.js';
+import type { LeaseHolder, LockRecord, SlotHolder, VersionedRecord } from '../../contract/lock-record.js';
+import type { ClaimRequest, LockStore, WriteCondition } from '../../contract/lock-store.js';
 import { writeIdOf } from '../../protocol/write-id.js';
 import type { TimerName, WriteAnswer, WriterAction, WriterEvent } from '../../protocol/writer-events.js';
 import { newWriter, type WriterState, type WriterTerms } from '../../protocol/writer-state.js';
@@ -18,8 +18,10 @@ export interface WriterDriverOptions {
   /** The writer's id: no `:` in it (write-id.ts). */
   readonly writer: string;
   readonly owner: string;
-  /** Claims by version only, for now (the one-request claim is not driven yet). */
-  readonly terms: WriterTerms & { readonly claimBy: 'version' };
+  /** `claimBy: 'state'`: DynamoDB's one-request claim, for a finite lock on a store that offers it. */
+  readonly terms: WriterTerms;
+  /** Trusted clocks: how far the holders' clocks may disagree (the one-request claim's margin). */
+  readonly toleranceMs?: number;
   /** 1: a lock; more: a semaphore. */
   readonly limit: number;
   readonly time: Scheduler;
@@ -47,6 +49,14 @@ export class WriterDriver {
   readonly #lost = new AbortController();
 
   constructor(private readonly options: WriterDriverOptions) {
+    const { terms, store, limit } = options;
+    if (terms.claimBy === 'state' && (!store.claim || terms.leaseMs === null || limit > 1)) {
+      // A late copy of a one-request claim may land whenever the key is free: only a lock whose
+      // lease ends by itself can afford that, as today's engine decides too.
+      throw new Error(
+        'WriterDriver: the one-request claim needs a store that offers it, a finite lease and a lock',
+      );
+    }
     this.#state = newWriter(options.writer, options.terms);
     // Nobody awaits these when things go another way.
     this.#acquired.promise.catch(() => undefined);
@@ -237,21 +247,12 @@ export class WriterDriver {
 
   async #write(action: Extract<WriterAction, { type: 'write' }>): Promise<void> {
     const { condition, intent, seq } = action;
-    if (condition.kind === 'claimable')
-      throw new Error('WriterDriver: the one-request claim is not driven yet');
+    if (condition.kind === 'claimable') return this.#claimInOneRequest(seq, condition.version);
     const base = condition.kind === 'absent' ? null : this.#records.get(condition.version);
     if (base === undefined) throw new Error('WriterDriver: a write on a version it never saw');
-    const { time, terms, lockId, owner, limit } = this.options;
-    const now = time.now();
+    const { terms, lockId, limit } = this.options;
     const leaseMs = intent.kind === 'renew' || intent.kind === 'handOver' ? intent.leaseMs : terms.leaseMs;
-    const holder = {
-      owner,
-      lockId,
-      acquiredAt: now,
-      renewedAt: now,
-      leaseMs,
-      expiresAt: leaseMs === null ? null : now + leaseMs,
-    };
+    const holder = this.#holder(leaseMs);
     const live = base && limit > 1 ? this.#live(base) : undefined;
     const write = { writeId: writeIdOf(this.options.writer, seq), lockId, limit, holder, live };
     const record = recordFor(base?.record ?? null, intent, write);
@@ -272,6 +273,52 @@ export class WriterDriver {
           outcome.current === undefined
             ? { kind: 'conflict' }
             : { kind: 'conflict', view: this.#view(outcome.current) };
+      }
+    } catch (error) {
+      answer =
+        error instanceof LockStoreError && !error.maybeApplied ? { kind: 'refused' } : { kind: 'unknown' };
+    }
+    this.#feed({ type: 'written', seq, answer, now: this.#now() });
+  }
+
+  /** The holder fields a write of this writer stores, stamped now. */
+  #holder(leaseMs: number | null): LeaseHolder {
+    const { time, owner, lockId } = this.options;
+    const now = time.now();
+    const expiresAt = leaseMs === null ? null : now + leaseMs;
+    return { owner, lockId, acquiredAt: now, renewedAt: now, leaseMs, expiresAt };
+  }
+
+  /**
+   * DynamoDB's claim in one request: the store writes the record when it is absent, free, its
+   * holder's lease ended before this holder's start (less the tolerance), or it is still at the
+   * version last seen claimable; the token is the stored one + 1, never below the one last seen.
+   */
+  async #claimInOneRequest(seq: number, version: string | null): Promise<void> {
+    const { store, key, lockId, terms } = this.options;
+    const claim = store.claim?.bind(store);
+    if (!claim || terms.leaseMs === null)
+      throw new Error('WriterDriver: no one-request claim for this writer');
+    const holder = this.#holder(terms.leaseMs);
+    const writeId = writeIdOf(this.options.writer, seq);
+    const record = recordFor(null, { kind: 'claim', token: 0 }, { writeId, lockId, limit: 1, holder });
+    const request: ClaimRequest = {
+      record,
+      expiredBefore: holder.acquiredAt - (this.options.toleranceMs ?? 0),
+    };
+    if (version !== null) request.version = version;
+    const floor = this.#state.known?.token ?? 0;
+    if (floor > 0) request.tokenFloor = floor;
+    let answer: WriteAnswer;
+    try {
+      const outcome = await claim(key, request);
+      if (outcome.ok) {
+        this.#records.set(outcome.version, { version: outcome.version, record: outcome.record });
+        answer = { kind: 'ok', version: outcome.version, token: tokenOf(outcome.record, lockId) };
+      } else if (outcome.maybeApplied) {
+        answer = { kind: 'unknown' };
+      } else {
+        answer = { kind: 'conflict', view: this.#view(outcome.current) };
       }
     } catch (error) {
       answer =
