@@ -412,6 +412,15 @@ function userCalls(
   }
 }
 
+/** Which of its writer's requests a message is, or answers: `write <seq>` or `read <for>`. */
+function awaitedBy(message: Message): string {
+  if (message.kind === 'write') return `write ${message.write.seq}`;
+  if (message.kind === 'read') return `read ${message.for}`;
+  const { event } = message;
+  if (event.type === 'written') return `write ${event.seq}`;
+  return event.type === 'read' || event.type === 'readFailed' ? `read ${event.for}` : '';
+}
+
 /** The writers whose callers believe they hold the key now. */
 export function believersOf(world: World): WriterState[] {
   return world.writers.filter(
@@ -442,19 +451,7 @@ export function checkWorld(world: World, config: ExploreConfig): void {
   world.writers.forEach((writer, w) => {
     const { pending } = writer;
     const inFlight = (kind: 'write' | 'read', seq: number) =>
-      world.net.some(
-        (message) =>
-          message.w === w &&
-          (message.kind === kind
-            ? (message.kind === 'write' ? message.write.seq : message.kind === 'read' ? message.for : -1) ===
-              seq
-            : message.kind === 'answer' &&
-              (message.event.type === 'written'
-                ? message.event.seq
-                : 'for' in message.event
-                  ? message.event.for
-                  : -1) === seq),
-      );
+      world.net.some((message) => message.w === w && awaitedBy(message) === `${kind} ${seq}`);
     if (pending?.status === 'sent' && !inFlight('write', pending.seq)) {
       throw new Violation(
         'unanswered',

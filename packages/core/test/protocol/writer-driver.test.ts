@@ -1,59 +1,67 @@
 import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { type S3Server, startS3Server } from '@latch/testing';
+import { type DynamoDBLocal, type S3Server, startDynamoDBLocal, startS3Server } from '@latch/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { VersionedRecord } from '../../src/contract/lock-record.js';
-import type { LockStore } from '../../src/contract/lock-store.js';
+import type { ClaimRequest, LockStore } from '../../src/contract/lock-store.js';
 import { WriterDriver } from '../../src/engine/cas/writer-driver.js';
-import { memoryStore, s3Store } from '../../src/index.js';
+import { dynamoStore, ensureLockTable, memoryStore, s3Store } from '../../src/index.js';
 import { LockStoreError } from '../../src/shared/errors.js';
 import { systemScheduler } from '../../src/shared/scheduler.js';
 
-// The writer state machine driven against real stores (memory, and the local S3 server through
-// the AWS SDK): several writers contend for one key, with answers lost after the write applied.
+// The writer state machine driven against real stores (memory, the local S3 server and DynamoDB
+// Local through the AWS SDK): several writers contend for one key, with answers lost after the
+// write (or DynamoDB's one-request claim) applied.
 
 const BUCKET = 'latch-writer-driver';
+const local = { region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } };
 let server: S3Server;
 let client: S3Client;
+let ddb: DynamoDBLocal;
+let sdk: DynamoDBClient;
 
 beforeAll(async () => {
-  server = await startS3Server({ bucket: BUCKET });
-  client = new S3Client({
-    endpoint: server.endpoint,
-    forcePathStyle: true,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
-  });
-});
+  [server, ddb] = await Promise.all([startS3Server({ bucket: BUCKET }), startDynamoDBLocal()]);
+  client = new S3Client({ ...local, endpoint: server.endpoint, forcePathStyle: true });
+  sdk = new DynamoDBClient({ ...local, endpoint: ddb.endpoint });
+  await ensureLockTable(sdk, { table: 'locks' });
+}, 60_000);
 
 afterAll(async () => {
   client?.destroy();
-  await server?.stop();
+  sdk?.destroy();
+  await Promise.all([server?.stop(), ddb?.stop()]);
 });
 
 /** A store whose writes land but whose answers are lost, the first `count` times (per writer id prefix). */
 function losingAnswers(store: LockStore, count: number): LockStore {
   const lost = new Map<string, number>();
-  return Object.assign(Object.create(store) as LockStore, {
-    async write(
-      key: string,
-      record: VersionedRecord['record'],
-      condition: Parameters<LockStore['write']>[2],
-    ) {
+  /** Whether the answer to this write of `writeId`'s writer is lost. */
+  const loses = (writeId: string) => {
+    const writer = writeId.split(':')[0]!;
+    const n = lost.get(writer) ?? 0;
+    lost.set(writer, n + 1);
+    return n < count;
+  };
+  const lostAnswer = () =>
+    new LockStoreError('the answer was lost', { retryable: true, maybeApplied: true, reason: 'unavailable' });
+  const wrapped: Partial<LockStore> = {
+    async write(key, record, condition) {
       const outcome = await store.write(key, record, condition);
-      const writer = record.writeId.split(':')[0]!;
-      const n = lost.get(writer) ?? 0;
-      if (n < count) {
-        lost.set(writer, n + 1);
-        throw new LockStoreError('the answer was lost', {
-          retryable: true,
-          maybeApplied: true,
-          reason: 'unavailable',
-        });
-      }
+      if (loses(record.writeId)) throw lostAnswer();
       return outcome;
     },
-  });
+  };
+  if (store.claim) {
+    const claim = store.claim.bind(store);
+    wrapped.claim = async (key: string, request: ClaimRequest) => {
+      const outcome = await claim(key, request);
+      if (loses(request.record.writeId)) throw lostAnswer();
+      return outcome;
+    };
+  }
+  return Object.assign(Object.create(store) as LockStore, wrapped);
 }
 
 const expired = (current: VersionedRecord) => {
@@ -65,7 +73,7 @@ function driver(
   store: LockStore,
   key: string,
   n: number,
-  options: { limit?: number; leaseMs?: number | null } = {},
+  options: { limit?: number; leaseMs?: number | null; claimBy?: 'version' | 'state' } = {},
 ) {
   return new WriterDriver({
     store,
@@ -75,7 +83,7 @@ function driver(
     owner: `test:${n}`,
     terms: {
       leaseMs: options.leaseMs === undefined ? 10_000 : options.leaseMs,
-      claimBy: 'version',
+      claimBy: options.claimBy ?? 'version',
       marginMs: 1_000,
       retryMs: 15,
     },
@@ -85,6 +93,38 @@ function driver(
   });
 }
 
+/** Three writers, three rounds each, on one key: one inside at a time, rising tokens, the last data stored, the key free at the end. */
+async function takeTurns(store: LockStore, claimBy: 'version' | 'state') {
+  const key = 'turns';
+  let inside = 0;
+  let most = 0;
+  const tokens: number[] = [];
+  const run = async (n: number) => {
+    for (let round = 0; round < 3; round++) {
+      const writer = driver(store, key, n, { claimBy });
+      tokens.push(await writer.acquire());
+      inside++;
+      most = Math.max(most, inside);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      inside--;
+      await writer.release({ by: n, round });
+      expect(await writer.ended).toBe('released');
+    }
+  };
+  await Promise.all([run(1), run(2), run(3)]);
+  expect(most).toBe(1);
+  expect(tokens).toEqual([...tokens].sort((a, b) => a - b));
+  expect(new Set(tokens).size).toBe(9);
+  const last = await store.read(key);
+  expect(last?.record.holder).toBeNull();
+  expect(last?.record.data).toMatchObject({ round: 2 });
+}
+
+test('on DynamoDB Local, writers claiming in one request take turns, their first claim answers lost', async () => {
+  const store = dynamoStore({ client: sdk, table: 'locks' });
+  await takeTurns(losingAnswers(store, 1), 'state');
+}, 60_000);
+
 const stores: [string, () => LockStore][] = [
   ['memory', () => memoryStore()],
   ['s3', () => s3Store({ client, bucket: BUCKET, prefix: `${randomUUID()}/` })],
@@ -92,31 +132,7 @@ const stores: [string, () => LockStore][] = [
 
 describe.each(stores)('on the %s store', (_name, makeStore) => {
   test('three writers take turns: one inside at a time, rising tokens, the last data stored, the key free at the end', async () => {
-    const store = losingAnswers(makeStore(), 2);
-    const key = 'turns';
-    let inside = 0;
-    let most = 0;
-    const tokens: number[] = [];
-    const run = async (n: number) => {
-      for (let round = 0; round < 3; round++) {
-        const writer = driver(store, key, n);
-        const token = await writer.acquire();
-        inside++;
-        most = Math.max(most, inside);
-        tokens.push(token);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        inside--;
-        await writer.release({ by: n, round });
-        expect(await writer.ended).toBe('released');
-      }
-    };
-    await Promise.all([run(1), run(2), run(3)]);
-    expect(most).toBe(1);
-    expect(tokens).toEqual([...tokens].sort((a, b) => a - b));
-    expect(new Set(tokens).size).toBe(9);
-    const last = await store.read(key);
-    expect(last?.record.holder).toBeNull();
-    expect(last?.record.data).toMatchObject({ round: 2 });
+    await takeTurns(losingAnswers(makeStore(), 2), 'version');
   }, 30_000);
 
   test('a fail-closed claim whose answer was lost, given up on: the key is given back', async () => {

@@ -258,27 +258,38 @@ export class WriterDriver {
     const record = recordFor(base?.record ?? null, intent, write);
     const storeCondition: WriteCondition =
       condition.kind === 'absent' ? { absent: true } : { version: condition.version };
-    let answer: WriteAnswer;
-    try {
+    const answer = await this.#answerOf(async () => {
       const outcome = await this.options.store.write(this.options.key, record, storeCondition);
-      if (outcome.ok) {
-        this.#records.set(outcome.version, { version: outcome.version, record });
-        answer = { kind: 'ok', version: outcome.version, token: tokenOf(record, lockId) };
-      } else if (outcome.maybeApplied) {
-        // The SDK sent it more than once: an earlier copy may have landed before the record
-        // moved on, so this conflict proves nothing about it (the read resolves it).
-        answer = { kind: 'unknown' };
-      } else {
-        answer =
-          outcome.current === undefined
-            ? { kind: 'conflict' }
-            : { kind: 'conflict', view: this.#view(outcome.current) };
-      }
-    } catch (error) {
-      answer =
-        error instanceof LockStoreError && !error.maybeApplied ? { kind: 'refused' } : { kind: 'unknown' };
-    }
+      return outcome.ok ? { ...outcome, record } : outcome;
+    });
     this.#feed({ type: 'written', seq, answer, now: this.#now() });
+  }
+
+  /**
+   * What a write's outcome tells the machine. A conflict from a request the SDK sent more than
+   * once proves nothing about an earlier copy (the read resolves it); an error that certainly
+   * did not reach the store is a refusal; anything else may have landed.
+   */
+  async #answerOf(
+    send: () => Promise<
+      | { ok: true; version: string; record: LockRecord }
+      | { ok: false; current?: VersionedRecord | null; maybeApplied?: boolean }
+    >,
+  ): Promise<WriteAnswer> {
+    try {
+      const outcome = await send();
+      if (outcome.ok) {
+        this.#records.set(outcome.version, { version: outcome.version, record: outcome.record });
+        return { kind: 'ok', version: outcome.version, token: tokenOf(outcome.record, this.options.lockId) };
+      }
+      if (outcome.maybeApplied) return { kind: 'unknown' };
+      if (outcome.current === undefined) return { kind: 'conflict' };
+      return { kind: 'conflict', view: this.#view(outcome.current) };
+    } catch (error) {
+      return error instanceof LockStoreError && !error.maybeApplied
+        ? { kind: 'refused' }
+        : { kind: 'unknown' };
+    }
   }
 
   /** The holder fields a write of this writer stores, stamped now. */
@@ -309,21 +320,7 @@ export class WriterDriver {
     if (version !== null) request.version = version;
     const floor = this.#state.known?.token ?? 0;
     if (floor > 0) request.tokenFloor = floor;
-    let answer: WriteAnswer;
-    try {
-      const outcome = await claim(key, request);
-      if (outcome.ok) {
-        this.#records.set(outcome.version, { version: outcome.version, record: outcome.record });
-        answer = { kind: 'ok', version: outcome.version, token: tokenOf(outcome.record, lockId) };
-      } else if (outcome.maybeApplied) {
-        answer = { kind: 'unknown' };
-      } else {
-        answer = { kind: 'conflict', view: this.#view(outcome.current) };
-      }
-    } catch (error) {
-      answer =
-        error instanceof LockStoreError && !error.maybeApplied ? { kind: 'refused' } : { kind: 'unknown' };
-    }
+    const answer = await this.#answerOf(() => claim(key, request));
     this.#feed({ type: 'written', seq, answer, now: this.#now() });
   }
 }
