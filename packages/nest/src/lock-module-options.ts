@@ -43,6 +43,7 @@ const CLIENT_OPTIONS: Record<keyof LockClientOptions, true> = {
   retry: true,
   pollMs: true,
   localTurnMs: true,
+  storeErrorWaitMs: true,
   onEvent: true,
   telemetry: true,
 };

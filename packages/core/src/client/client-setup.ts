@@ -60,6 +60,10 @@ export function setUpClient(options: LockClientOptions): ClientSetup {
   const localTurnMs = checkDuration('localTurnMs', options.localTurnMs ?? pollMs, {
     allowInfinity: true,
   });
+  // Longer than a network blip of ten seconds, shorter than an API gateway's 29 s timeout.
+  const storeErrorWaitMs = checkDuration('storeErrorWaitMs', options.storeErrorWaitMs ?? 20_000, {
+    allowInfinity: true,
+  });
   if (
     options.owner !== undefined &&
     (typeof options.owner !== 'string' || options.owner.length === 0 || options.owner.length > 256)
@@ -73,7 +77,7 @@ export function setUpClient(options: LockClientOptions): ClientSetup {
   }
   const telemetryOptions = checkTelemetryOptions(options.telemetry);
   const owner = options.owner ?? defaultOwnerId();
-  const settings = { leaseMs, heartbeatMs, pollMs, localTurnMs };
+  const settings = { leaseMs, heartbeatMs, pollMs, localTurnMs, storeErrorWaitMs };
   const environment = {
     clock: resolveClock(options.clock),
     retry: resolveRetry(options.retry),

@@ -54,6 +54,7 @@ import {
 import { setUpClient } from './client-setup.js';
 import { ForceReleases } from './force-releases.js';
 import { decodeHandle, type HandleFields } from './handle.js';
+import { keepingProcessAlive } from './keep-alive.js';
 import { arrivedInTime, trustedNow } from './lease-deadline.js';
 import { checkReleaseOptions, Lock, type LockHost, type LockSettings, type ReleaseOptions } from './lock.js';
 import { describeRecord, type LockInfo } from './lock-info.js';
@@ -465,7 +466,7 @@ export class LockClient implements LockHost {
    * way. Calling it again returns the same promise.
    */
   close(): Promise<void> {
-    this.closing ??= this.shutDown();
+    this.closing ??= keepingProcessAlive(this.time, this.shutDown());
     return this.closing;
   }
 

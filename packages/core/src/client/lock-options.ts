@@ -31,7 +31,15 @@ export interface LockClientOptions {
    * (default pollMs; Infinity: never, for a client that is the only one using its keys).
    */
   localTurnMs?: number;
-  /** Called for every acquired / renewed / released / lost / waiting / contended event, for dashboards and metrics. */
+  /**
+   * How long a waiting `acquire` goes on while every request to the store fails, in ms
+   * (default 20 000; Infinity: until `waitMs` runs out). Then it rejects with the store's
+   * error, so that a wrong endpoint or a store that is down is seen, not waited on for ever.
+   * Each failed try is reported as a 'storeFailed' event. A busy lock, or a store that only
+   * throttles, is not a failure.
+   */
+  storeErrorWaitMs?: number;
+  /** Called for every acquired / renewed / released / lost / waiting / contended / storeFailed event, for dashboards and metrics. */
   onEvent?: LockEventListener;
   /**
    * OpenTelemetry spans and metrics through @opentelemetry/api, when it is installed (default:
@@ -91,6 +99,7 @@ const CLIENT_OPTIONS: Record<keyof LockClientOptions, true> = {
   retry: true,
   pollMs: true,
   localTurnMs: true,
+  storeErrorWaitMs: true,
   onEvent: true,
   telemetry: true,
 };
@@ -148,6 +157,7 @@ export interface ResolvedClientSettings {
   heartbeatMs: number | false;
   pollMs: number;
   localTurnMs: number;
+  storeErrorWaitMs: number;
 }
 
 /** The renewal interval a lock gets: `value` checked against its lease, or a third of the lease. */

@@ -26,6 +26,18 @@ export type LockEvent =
   /** An `acquire` started waiting; `holder` is who held the key when last seen, if known. */
   | (LockEventBase & { type: 'waiting'; holder?: HolderSummary | undefined })
   /**
+   * A waiting `acquire` tried the store and the store failed (it could not be reached, or
+   * answered with an error; throttling is not reported). `failures` counts the failed tries in a
+   * row for this key; `retryInMs` is the pause before the next, or undefined when the waiters
+   * gave up (`storeErrorWaitMs` ran out, or the error cannot be retried) and rejected with `error`.
+   */
+  | (LockEventBase & {
+      type: 'storeFailed';
+      error: unknown;
+      failures: number;
+      retryInMs: number | undefined;
+    })
+  /**
    * An acquisition nobody waits for any more (a claim whose outcome was unknown, a lease lost
    * while a write was in flight) could not be settled: the store kept failing. A finite lease
    * still runs out by itself; a fail-closed one needs forceRelease.

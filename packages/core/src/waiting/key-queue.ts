@@ -18,6 +18,7 @@ import {
 } from '../shared/errors.js';
 import { backoffMs } from '../shared/retry.js';
 import type { ScheduledTimer } from '../shared/scheduler.js';
+import { FailureStreak } from './failure-streak.js';
 import { LocalTurn } from './local-turn.js';
 import { OtherTurn } from './other-turn.js';
 import type { HeldLock, QueueHost, Waiter } from './queue-host.js';
@@ -40,6 +41,8 @@ export class KeyQueue<L extends HeldLock, S> {
   /** When another client's turn should end: the poller looks then. */
   private readonly otherTurn: OtherTurn;
   private wakeUp: (() => void) | undefined;
+  /** The poller's store failures in a row: waiters give up once they last `storeErrorWaitMs`. */
+  private readonly failing = new FailureStreak();
 
   constructor(
     readonly key: string,
@@ -262,17 +265,26 @@ export class KeyQueue<L extends HeldLock, S> {
           contender.unsure = true;
           if (head.settled) this.host.settleAbandoned(this.key, contender);
         }
-        if (error instanceof LockError && !(error instanceof LockStoreError && error.retryable)) {
+        const retryable =
+          !(error instanceof LockError) || (error instanceof LockStoreError && error.retryable);
+        const delay = backoffMs(engine.retry, Math.min(attempt++, 8), this.time.random);
+        const { storeErrorWaitMs } = this.host.settings;
+        const tooLong = this.failing.failed(error, sentAt, this.time.monotonic(), storeErrorWaitMs);
+        const givingUp = !retryable || tooLong;
+        this.reportFailure(error, givingUp ? undefined : delay);
+        if (givingUp) {
           for (const waiter of [...this.waiters]) waiter.reject(error);
+          this.failing.clear();
           return;
         }
         this.lastError = error;
-        await this.nap(backoffMs(engine.retry, Math.min(attempt++, 8), this.time.random));
+        await this.nap(delay);
         continue;
       } finally {
         if (head.claimInFlight === claim) head.claimInFlight = undefined;
       }
       this.lastError = undefined;
+      this.failing.clear();
       // The waiter went on as a new acquisition while this claim was on its way (a lease it was
       // given came too late, or was dropped): what the claim won belongs to the old one, whose
       // settling waited for this answer and gives it back.
@@ -298,6 +310,14 @@ export class KeyQueue<L extends HeldLock, S> {
       if (typeof turnEnd === 'number') delay = Math.min(delay, turnEnd + 1);
       await this.nap(delay);
     }
+  }
+
+  /** Reports a failed try of the poller ('storeFailed'); throttling is the store's answer to load, not a failure. */
+  private reportFailure(error: unknown, retryInMs: number | undefined): void {
+    if (!this.host.reportsEvents()) return;
+    if (retryInMs !== undefined && error instanceof LockStoreError && error.reason === 'throttled') return;
+    const failures = this.failing.count;
+    this.host.report({ type: 'storeFailed', key: this.key, error, failures, retryInMs });
   }
 
   /** Reports 'waiting' once for each local waiter not yet reported. */

@@ -36,7 +36,11 @@ export interface Waiter<L extends HeldLock, S> {
  */
 export interface QueueHost<L extends HeldLock, S> {
   readonly engine: LeaseEngine;
-  readonly settings: { readonly pollMs: number; readonly localTurnMs: number };
+  readonly settings: {
+    readonly pollMs: number;
+    readonly localTurnMs: number;
+    readonly storeErrorWaitMs: number;
+  };
   /** True once the client is closing. */
   isClosing(): boolean;
   /** False when nobody listens to events (so none are prepared). */
