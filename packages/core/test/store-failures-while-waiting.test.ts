@@ -11,6 +11,7 @@ import {
   s3Store,
 } from '../src/index.js';
 import { ManualTime } from './helpers/manual-time.js';
+import { telemetryHarness } from './helpers/telemetry-harness.js';
 
 // A waiting acquire on a store that keeps failing: every failed try is an event, and with
 // default options it rejects with the store's error once the failures have lasted
@@ -45,7 +46,13 @@ test('with default options, a waiting acquire rejects with the store error once 
   const time = new ManualTime();
   const { store, state } = failingStore(down);
   const events: LockEvent[] = [];
-  const locks = new LockClient({ store, clock: { time: time.scheduler() }, onEvent: (e) => events.push(e) });
+  const otel = telemetryHarness();
+  const locks = new LockClient({
+    store,
+    clock: { time: time.scheduler() },
+    onEvent: (e) => events.push(e),
+    telemetry: otel.telemetry,
+  });
   let outcome: unknown;
   locks.acquire('report:daily').then(
     () => (outcome = 'acquired'),
@@ -70,6 +77,10 @@ test('with default options, a waiting acquire rejects with the store error once 
   expect(failed.every((event) => event.key === 'report:daily' && event.error instanceof LockStoreError)).toBe(
     true,
   );
+  // Telemetry counts each failed request, and the acquire span ends as a store error.
+  expect(await otel.sum('latch.store.requests', { 'latch.store.outcome': 'error' })).toBe(state.requests);
+  const [attempt] = otel.spans('latch.acquire');
+  expect(attempt?.attributes['latch.acquire.outcome']).toBe('store_error');
 });
 
 test('an answer ends the streak: a store that fails on and off is waited on for as long as waitMs says', async () => {
