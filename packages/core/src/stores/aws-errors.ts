@@ -1,6 +1,7 @@
 import { LockStoreError, type LockStoreErrorReason } from '../shared/errors.js';
 import { redactSecrets } from '../shared/redact-secrets.js';
-import { attemptsOf, classifyAwsError, shape } from './aws-error-kind.js';
+import { earlierAttemptMayHaveLanded } from './aws-attempts.js';
+import { classifyAwsError, shape } from './aws-error-kind.js';
 
 /** What the store was doing, to name it in messages. */
 export interface AwsOperation {
@@ -37,9 +38,9 @@ export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreErr
   const e = shape(error);
   const what = `${serviceName(op)} ${op.action}${op.key === undefined ? '' : ` for lock "${op.key}"`}`;
   const detail = redactSecrets(`${e.name ?? 'Error'}: ${e.message ?? String(error)}`);
-  // The SDK retried after an earlier attempt failed: that attempt may have been applied,
-  // whatever the last one said.
-  const retried = op.write && attemptsOf(error) > 1;
+  // The SDK retried after an earlier attempt failed: unless that attempt certainly failed
+  // before sending, it may have been applied, whatever the last one said.
+  const retried = op.write && earlierAttemptMayHaveLanded(error);
   const fail = (
     message: string,
     retryable: boolean,
@@ -116,7 +117,7 @@ export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreErr
       );
     case 'unreachable':
       return fail(
-        `${what} could not connect to ${serviceName(op)}. (${detail})`,
+        `${what} could not connect to ${serviceName(op)}${retried ? '; an earlier attempt got further, so the write may have been applied' : ''}. (${detail})`,
         true,
         false,
         'LOCK_STORE_NETWORK',

@@ -20,6 +20,8 @@ const dynamoError = (name: string, status = 400, fault: 'client' | 'server' = 'c
 const nodeError = (message: string, code?: string, name = 'Error') =>
   Object.assign(new Error(message), { name }, code ? { code } : {});
 
+const onSyscall = (error: Error, syscall: string) => Object.assign(error, { syscall });
+
 // What the SDK's default credential chain throws when it finds nothing (@smithy/property-provider).
 const credentialsProviderError = () =>
   Object.assign(new Error('Could not load credentials from any providers'), {
@@ -78,6 +80,42 @@ describe('classifyAwsError', () => {
     ['wrapped reset', Object.assign(new Error('failed'), { cause: nodeError('x', 'ECONNRESET') }), 'network'],
     ['refused', nodeError('connect ECONNREFUSED', 'ECONNREFUSED'), 'unreachable'],
     ['no such host', nodeError('getaddrinfo ENOTFOUND', 'ENOTFOUND'), 'unreachable'],
+    [
+      'rejected certificate',
+      nodeError('self-signed certificate', 'DEPTH_ZERO_SELF_SIGNED_CERT'),
+      'unreachable',
+    ],
+    [
+      'no route on connect',
+      onSyscall(nodeError('connect EHOSTUNREACH', 'EHOSTUNREACH'), 'connect'),
+      'unreachable',
+    ],
+    // On an open connection, after the request may have gone out.
+    ['no route on read', onSyscall(nodeError('read EHOSTUNREACH', 'EHOSTUNREACH'), 'read'), 'network'],
+    ['connect timed out', onSyscall(nodeError('connect ETIMEDOUT', 'ETIMEDOUT'), 'connect'), 'unreachable'],
+    [
+      'every address refused',
+      Object.assign(new AggregateError([nodeError('a', 'ECONNREFUSED'), nodeError('b', 'ECONNREFUSED')]), {
+        code: 'ECONNREFUSED',
+      }),
+      'unreachable',
+    ],
+    [
+      'one address refused, one reset',
+      Object.assign(new AggregateError([nodeError('a', 'ECONNREFUSED'), nodeError('b', 'ECONNRESET')]), {
+        code: 'ECONNREFUSED',
+      }),
+      'unknown',
+    ],
+    [
+      'the SDK connection timeout',
+      nodeError(
+        'the request socket did not establish a connection with the server within 100 ms',
+        undefined,
+        'TimeoutError',
+      ),
+      'unreachable',
+    ],
     ['invalid request', dynamoError('ValidationException'), 'rejected'],
     ['a plain error', new Error('???'), 'unknown'],
     ['not an error', 'oops', 'unknown'],
