@@ -101,7 +101,10 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
   const createHint = `Create it with a string partition key "${partitionKey}"${
     sortKey === undefined ? '' : ` and a string sort key "${sortKey}"`
   } (ensureLockTable() for local use; CloudFormation, CDK or Terraform in production), or pass the right name as dynamoStore({ table }).`;
-  const op = awsOperations('dynamodb', table, createHint);
+  const keySchema = `a string partition key "${partitionKey}" and ${
+    sortKey === undefined ? 'no sort key' : `a string sort key "${sortKey}"`
+  }`;
+  const op = awsOperations('dynamodb', table, createHint, keySchema);
 
   /** A failed condition carries the stored item (ALL_OLD), or none when there is no item. */
   const conditionFailed = (key: string, error: unknown, operation: AwsOperation) => {

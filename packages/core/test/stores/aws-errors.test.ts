@@ -166,6 +166,36 @@ describe('toLockStoreError', () => {
     });
   });
 
+  it("names the key a DynamoDB store expects when AWS's answer says the key does not fit the table", () => {
+    const op: AwsOperation = {
+      service: 'dynamodb',
+      action: 'UpdateItem',
+      write: true,
+      resource: 'locks',
+      key: 'k',
+      keySchema: 'a string partition key "pk" and no sort key',
+    };
+    for (const message of [
+      'The provided key element does not match the schema',
+      'One or more parameter values were invalid: Missing the key pk in the item',
+      'One or more parameter values were invalid: Type mismatch for key pk expected: N actual: S',
+    ]) {
+      const error = toLockStoreError(Object.assign(dynamoError('ValidationException'), { message }), op);
+      expect(error).toMatchObject({
+        code: 'LOCK_STORE_CONFIG',
+        reason: 'misconfigured',
+        maybeApplied: false,
+      });
+      expect(error.message).toContain('which expects a string partition key "pk" and no sort key');
+    }
+    // Any other refusal keeps the general message.
+    const other = toLockStoreError(
+      Object.assign(dynamoError('ValidationException'), { message: 'Item size too large' }),
+      op,
+    );
+    expect(other).toMatchObject({ code: 'LOCK_STORE' });
+  });
+
   it('names the IAM actions to grant when access is denied', () => {
     const denied = s3Error('AccessDenied', 403);
     expect(toLockStoreError(denied, getObject).message).toMatch(
