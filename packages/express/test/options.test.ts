@@ -112,7 +112,9 @@ describe('request-time behaviour', () => {
         const busy = await fetch(`${served.url}/${path}/a`);
         expect(busy.status).toBe(423);
         expect(busy.headers.get('retry-after')).toBe(expected);
-        expect((await busy.json()).retryAfterSeconds).toBe(Number(expected));
+        expect(((await busy.json()) as { retryAfterSeconds: number }).retryAfterSeconds).toBe(
+          Number(expected),
+        );
         gate.resolve();
         await holder;
       }
