@@ -62,8 +62,12 @@ export async function startBackends(subjects: readonly SubjectInfo[]): Promise<R
       });
       try {
         await ensureLockTable(client, { table: TABLES.latch });
-        await createLockTable(client, TABLES.dynamodbLockClient, { partitionKey: 'id' });
-        await createLockTable(client, TABLES.deliveryhero, { partitionKey: 'lockId', sortKey: 'lockGroup' });
+        await createLockTable(client, { table: TABLES.dynamodbLockClient, partitionKey: 'id' });
+        await createLockTable(client, {
+          table: TABLES.deliveryhero,
+          partitionKey: 'lockId',
+          sortKey: 'lockGroup',
+        });
       } finally {
         client.destroy();
       }

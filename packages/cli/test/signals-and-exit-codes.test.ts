@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -84,15 +84,49 @@ describe('exit codes', () => {
     expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free', fencingToken: 1 });
   });
 
-  test('a command that does not exist gives 127 and releases the lock', async () => {
+  test('a command that does not exist gives 127 before the lock is taken', async () => {
     const name = `job/${randomUUID()}`;
-    const result = await runCli(
-      runArgs(backend.store, name, [], ['latch-test-no-such-command']),
-      backend.env(),
+    for (const command of ['latch-test-no-such-command', './no-such-script.sh']) {
+      const result = await runCli(runArgs(backend.store, name, [], [command]), backend.env());
+      expect(result.code).toBe(127);
+      expect(result.stderr).toBe(
+        `latch run: cannot run "${command}": command not found; the lock was not taken\n`,
+      );
+    }
+    // Never acquired: no fencing token was spent.
+    expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free', fencingToken: 0 });
+  });
+
+  test('a command that does not exist gives 127 at once, without waiting for a held lock', async () => {
+    const name = `job/${randomUUID()}`;
+    const holder = await backend.locks.acquire(name, { context: 'someone else' });
+    try {
+      // Were the lock waited for first, this would wait the whole 10 minutes.
+      const result = await runCli(
+        runArgs(backend.store, name, ['--wait', '10m'], ['latch-test-no-such-command']),
+        backend.env(),
+      );
+      expect(result.code).toBe(127);
+      expect(result.stderr).not.toContain('waiting');
+      expect(await backend.locks.inspect(name)).toMatchObject({
+        state: 'held',
+        fencingToken: holder.fencingToken,
+      });
+    } finally {
+      await holder.release();
+    }
+  });
+
+  test('a file that is not executable gives 126 before the lock is taken', async () => {
+    const name = `job/${randomUUID()}`;
+    const script = join(dir, 'not-executable.sh');
+    writeFileSync(script, 'echo never\n', { mode: 0o644 });
+    const result = await runCli(runArgs(backend.store, name, [], [script]), backend.env());
+    expect(result.code).toBe(126);
+    expect(result.stderr).toBe(
+      `latch run: cannot run "${script}": permission denied; the lock was not taken\n`,
     );
-    expect(result.code).toBe(127);
-    expect(result.stderr).toBe('latch run: cannot run "latch-test-no-such-command": command not found\n');
-    expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free', fencingToken: 1 });
+    expect(await backend.locks.inspect(name)).toMatchObject({ state: 'free', fencingToken: 0 });
   });
 
   test('the command gets the fencing token in LATCH_FENCING_TOKEN', async () => {

@@ -3,6 +3,7 @@
 // store failure.
 export {
   type LockHttpAnswer,
+  type LockHttpOptions,
   type LockStoreLogEntry,
   lockErrorToHttp,
   lockStoreLogEntry,

@@ -27,6 +27,30 @@ test('a held lock answers 423 with Retry-After rounded up to whole seconds, at l
   expect(JSON.stringify(held(now + 1000))).not.toContain('host:1:ab');
 });
 
+test('lockedRetryAfterSeconds caps a 423 Retry-After, never above what the lease has left', () => {
+  const held = (expiresAt: number | null, lockedRetryAfterSeconds?: number) =>
+    lockErrorToHttp(
+      new LockTimeoutError('k', 0, { owner: 'host:1:ab', acquiredAt: now - 5000, expiresAt }),
+      now,
+      lockedRetryAfterSeconds === undefined ? {} : { lockedRetryAfterSeconds },
+    );
+  // A request-scoped lock: 30 s of lease left, but the holder will be done long before.
+  expect(held(now + 30_000, 1)).toMatchObject({
+    headers: { 'Retry-After': '1' },
+    body: { retryAfterSeconds: 1 },
+  });
+  expect(held(now + 30_000, 5)?.headers['Retry-After']).toBe('5');
+  // Less lease left than the cap: the lease's end.
+  expect(held(now + 2_100, 5)?.headers['Retry-After']).toBe('3');
+  // A fail-closed holder has no end: the cap alone.
+  expect(held(null, 2)?.headers['Retry-After']).toBe('2');
+  for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+    expect(() => held(now + 30_000, bad)).toThrow(
+      /lockedRetryAfterSeconds must be a whole number of seconds, at least 1/,
+    );
+  }
+});
+
 test('lost → 409, bad key → 400, store trouble → 503, anything else → undefined', () => {
   expect(lockErrorToHttp(new LockLostError('k', 'stolen'))?.status).toBe(409);
   expect(lockErrorToHttp(new LockConfigError('Lock key is 5000 bytes'))?.body.detail).toContain('5000 bytes');

@@ -2,7 +2,7 @@ import { expect, test } from 'vitest';
 import { LockClient, type LockEvent, LockLostError, LockTimeoutError, memoryStore } from '../src/index.js';
 
 /** A client whose events land in `events`, in order. */
-function recordingClient(store: ReturnType<typeof memoryStore>, owner: string, leaseMs = 400) {
+function recordingClient(store: ReturnType<typeof memoryStore>, owner: string, leaseMs = 1000) {
   const events: LockEvent[] = [];
   const client = new LockClient({ store, owner, leaseMs, pollMs: 20, onEvent: (e) => events.push(e) });
   return { client, events, types: () => events.map((e) => `${e.type}:${e.key}`) };
@@ -75,7 +75,7 @@ test('a busy tryAcquire, a wait that times out and an aborted wait are reported 
 
 test('a stolen lock is reported lost with its error', async () => {
   const store = memoryStore();
-  const a = recordingClient(store, 'a', 300);
+  const a = recordingClient(store, 'a', 1000);
   const lock = await a.client.acquire('job');
   await new LockClient({ store }).forceRelease('job');
   await until(() => !lock.isHeld);

@@ -80,12 +80,12 @@ describe('the heartbeat of a releasing lock', () => {
   test('a release that landed unseen is not reported as lost when the heartbeat comes first', async () => {
     const events: LockEvent['type'][] = [];
     let onLost = 0;
-    const s = scriptedClients({ leaseMs: 300, onEvent: (event) => events.push(event.type) });
+    const s = scriptedClients({ leaseMs: 1000, onEvent: (event) => events.push(event.type) });
     const lock = await s.client().acquire('k', { onLost: () => onLost++ });
     s.scripted.nextWrite({ kind: 'lose-answer' });
     s.scripted.nextReadFails();
     await expect(lock.release()).rejects.toBeInstanceOf(LockStoreError);
-    await s.time.advance(1_000);
+    await s.time.advance(3_500);
     expect({ events, onLost, aborted: lock.signal.aborted }).toEqual({
       events: ['acquired', 'released'],
       onLost: 0,

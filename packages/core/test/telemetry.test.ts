@@ -235,7 +235,7 @@ test('a lease that runs out while the store fails is recorded lost as expired', 
       };
     },
   });
-  const client = new LockClient({ store: flaky, leaseMs: 300, heartbeatMs: 50, telemetry: otel.telemetry });
+  const client = new LockClient({ store: flaky, leaseMs: 1000, heartbeatMs: 50, telemetry: otel.telemetry });
   const lock = await client.acquire('k');
   failing = true;
   await until(() => !lock.isHeld);

@@ -99,7 +99,10 @@ async function answerLocked(
 ): Promise<void> {
   if (!settings.onLocked) {
     // 423 with Retry-After (429 when a limit was reached): core's answer, the same in every adapter.
-    sendProblem(res, lockErrorToHttp(error)!);
+    sendProblem(
+      res,
+      lockErrorToHttp(error, Date.now(), { lockedRetryAfterSeconds: settings.retryAfterSeconds })!,
+    );
     return;
   }
   try {

@@ -46,6 +46,12 @@ export interface LockMiddlewareOptions {
    * the same `name` must give the same limit.
    */
   limit?: number;
+  /**
+   * What Retry-After says in a 423 Locked answer, in whole seconds (default 1): the holder is
+   * another request, which usually ends long before its lease would. Never more than the
+   * holder's lease has left. (429 and 503 answers say 1.)
+   */
+  retryAfterSeconds?: number;
 }
 
 export interface MiddlewareSettings {
@@ -57,6 +63,7 @@ export interface MiddlewareSettings {
   waitMs: number;
   leaseMs: number | undefined;
   limit: number | undefined;
+  retryAfterSeconds: number;
 }
 
 /** Every option of lock(): the compiler fails here when one is added to LockMiddlewareOptions but not listed. */
@@ -68,10 +75,13 @@ const MIDDLEWARE_OPTIONS: Record<keyof LockMiddlewareOptions, true> = {
   waitMs: true,
   leaseMs: true,
   limit: true,
+  retryAfterSeconds: true,
 };
 const MIDDLEWARE_OPTION_KEYS = Object.keys(MIDDLEWARE_OPTIONS);
 
 const DEFAULT_WAIT_MS = 10_000;
+/** A request-scoped lock is usually free again within a second. */
+const DEFAULT_RETRY_AFTER_SECONDS = 1;
 
 /**
  * Checks the adapter's own options when the middleware is created, so a request never meets a
@@ -86,7 +96,16 @@ export function resolveOptions(options: LockMiddlewareOptions): MiddlewareSettin
     store:
       'lock() takes a client built on the store: lock({ client: new LockClient({ store }), name, key }).',
   });
-  const { client, name, key, onLocked = 'wait', waitMs, leaseMs, limit } = options;
+  const {
+    client,
+    name,
+    key,
+    onLocked = 'wait',
+    waitMs,
+    leaseMs,
+    limit,
+    retryAfterSeconds = DEFAULT_RETRY_AFTER_SECONDS,
+  } = options;
   if (typeof client?.acquire !== 'function' || typeof client.checkAcquireOptions !== 'function') {
     throw new LockConfigError(
       'lock({ client }) needs a LockClient from @latch/core: new LockClient({ store }).',
@@ -118,6 +137,13 @@ export function resolveOptions(options: LockMiddlewareOptions): MiddlewareSettin
       `lock({ leaseMs }) must be a positive number of milliseconds (or Infinity); got ${String(leaseMs)}.`,
     );
   }
+  if (
+    !(typeof retryAfterSeconds === 'number' && Number.isInteger(retryAfterSeconds) && retryAfterSeconds >= 1)
+  ) {
+    throw new LockConfigError(
+      `lock({ retryAfterSeconds }) must be a whole number of seconds, at least 1; got ${String(retryAfterSeconds)}.`,
+    );
+  }
   return {
     client,
     name,
@@ -126,5 +152,6 @@ export function resolveOptions(options: LockMiddlewareOptions): MiddlewareSettin
     waitMs: waitMs ?? (onLocked === 'wait' ? DEFAULT_WAIT_MS : 0),
     leaseMs,
     limit,
+    retryAfterSeconds,
   };
 }

@@ -30,6 +30,16 @@ describe('lock() options are checked when the middleware is created', () => {
     ['waitMs with reject', { client, name: 'item', key, onLocked: 'reject', waitMs: 500 }, /never waits/],
     ['a zero leaseMs', { client, name: 'item', key, leaseMs: 0 }, /positive number of milliseconds/],
     ['a NaN leaseMs', { client, name: 'item', key, leaseMs: Number.NaN }, /positive number of milliseconds/],
+    [
+      'a zero retryAfterSeconds',
+      { client, name: 'item', key, retryAfterSeconds: 0 },
+      /whole number of seconds, at least 1; got 0/,
+    ],
+    [
+      'a fractional retryAfterSeconds',
+      { client, name: 'item', key, retryAfterSeconds: 0.5 },
+      /lock\(\{ retryAfterSeconds \}\) must be a whole number of seconds/,
+    ],
     // The limit is core's to check (the client's checkAcquireOptions): its words, after which lock() it was.
     [
       'a zero limit',
@@ -70,6 +80,47 @@ describe('request-time behaviour', () => {
   afterEach(async () => {
     await served?.close();
     served = undefined;
+  });
+
+  test('retryAfterSeconds sets the Retry-After of a 423, never above the lease the holder has left', async () => {
+    const locks = new LockClient({ store: memoryStore() });
+    const app = express();
+    const routes = [
+      { path: 'long', leaseMs: 60_000, expected: '20' },
+      { path: 'short', leaseMs: 5_000, expected: '5' },
+    ].map((route) => ({ ...route, gate: deferred(), entered: deferred() }));
+    for (const { path, leaseMs, gate, entered } of routes) {
+      const guard = lock({
+        client: locks,
+        name: path,
+        key,
+        leaseMs,
+        onLocked: 'reject',
+        retryAfterSeconds: 20,
+      });
+      app.get(`/${path}/:id`, guard, async (_req, res) => {
+        entered.resolve();
+        await gate.promise;
+        res.end();
+      });
+    }
+    served = await serve(app);
+    try {
+      for (const { path, expected, gate, entered } of routes) {
+        const holder = fetch(`${served.url}/${path}/a`);
+        await entered.promise;
+        const busy = await fetch(`${served.url}/${path}/a`);
+        expect(busy.status).toBe(423);
+        expect(busy.headers.get('retry-after')).toBe(expected);
+        expect(((await busy.json()) as { retryAfterSeconds: number }).retryAfterSeconds).toBe(
+          Number(expected),
+        );
+        gate.resolve();
+        await holder;
+      }
+    } finally {
+      for (const { gate } of routes) gate.resolve();
+    }
   });
 
   test('an onLocked handler gets the timeout error with the holder and answers instead of the 423', async () => {

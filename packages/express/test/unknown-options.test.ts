@@ -15,7 +15,7 @@ describe('lock() refuses a misspelled option when the middleware is created, bef
     [
       'an undefined value under an unknown key',
       { timeoutMs: undefined },
-      'lock(): unknown option timeoutMs; the options are client, name, key, onLocked, waitMs, leaseMs, limit',
+      'lock(): unknown option timeoutMs; the options are client, name, key, onLocked, waitMs, leaseMs, limit, retryAfterSeconds',
     ],
     [
       'store, which belongs to the client',

@@ -50,7 +50,11 @@ export class LockExceptionFilter implements ExceptionFilter {
       return;
     }
     for (const [name, value] of Object.entries(answer.headers)) httpAdapter.setHeader(response, name, value);
-    httpAdapter.reply(response, answer.body, answer.status);
+    // The body goes as JSON text: given an object, Nest 11's ExpressAdapter takes any error answer
+    // whose Content-Type does not start with application/json for a mistake, logs a warning and
+    // sends it as application/json. Text is sent as it is, with the type set above, on every
+    // platform and major.
+    httpAdapter.reply(response, JSON.stringify(answer.body), answer.status);
   }
 
   /** One line, e.g. `POST /jobs/7/run answered 500: lock store misconfigured (reason misconfigured, …): …`. */

@@ -26,6 +26,12 @@ export interface LockedDefaults {
    * logs it). Set false for jobs that should ride out a short outage within `waitMs`.
    */
   failFastOnStoreError?: boolean;
+  /**
+   * What Retry-After says when the lock is held and the call answers 423 Locked, in whole
+   * seconds (default 1): on a route the holder is another request, which usually ends long
+   * before its lease would. Never more than the holder's lease has left.
+   */
+  retryAfterSeconds?: number;
 }
 
 /** Options of `@Locked(key, options)`. */
@@ -53,6 +59,7 @@ const DEFAULT_OPTIONS: Record<keyof LockedDefaults, true> = {
   leaseMs: true,
   lockAtLeastMs: true,
   failFastOnStoreError: true,
+  retryAfterSeconds: true,
 };
 const LOCKED_OPTIONS: Record<keyof LockedOptions, true> = {
   ...DEFAULT_OPTIONS,
@@ -141,6 +148,15 @@ function checkDefaults(options: LockedDefaults, label: string): void {
       `${label}: failFastOnStoreError must be true or false, got ${describeValue(options.failFastOnStoreError)}.`,
     );
   }
+  const { retryAfterSeconds } = options;
+  if (
+    retryAfterSeconds !== undefined &&
+    !(typeof retryAfterSeconds === 'number' && Number.isInteger(retryAfterSeconds) && retryAfterSeconds >= 1)
+  ) {
+    throw new LockConfigError(
+      `${label}: retryAfterSeconds must be a whole number of seconds, at least 1, got ${describeValue(retryAfterSeconds)}.`,
+    );
+  }
   if (options.lockAtLeastMs !== undefined && !isDuration(options.lockAtLeastMs, false)) {
     throw new LockConfigError(
       `${label}: lockAtLeastMs must be a finite number of milliseconds > 0, got ${describeValue(options.lockAtLeastMs)}.`,
@@ -161,7 +177,11 @@ export interface ResolvedLockedOptions {
   lockAtLeastMs: number | undefined;
   failFastOnStoreError: boolean;
   limit: number | undefined;
+  retryAfterSeconds: number;
 }
+
+/** A lock held by another request is usually free again within a second. */
+const DEFAULT_RETRY_AFTER_SECONDS = 1;
 
 export function resolveLockedOptions(own: LockedOptions, defaults: LockedDefaults): ResolvedLockedOptions {
   // A method that names waitMs asks to wait, whatever the module's default onLocked.
@@ -173,5 +193,6 @@ export function resolveLockedOptions(own: LockedOptions, defaults: LockedDefault
     lockAtLeastMs: own.lockAtLeastMs ?? defaults.lockAtLeastMs,
     failFastOnStoreError: own.failFastOnStoreError ?? defaults.failFastOnStoreError ?? true,
     limit: own.limit,
+    retryAfterSeconds: own.retryAfterSeconds ?? defaults.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS,
   };
 }

@@ -15,9 +15,17 @@ export class LockedException extends HttpException {
   /** Headers of the HTTP answer: Retry-After (when the holder's lease end is known) and Content-Type. */
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(cause: LockTimeoutError, now: number = Date.now()) {
+  /**
+   * `retryAfterSeconds` caps the answer's Retry-After (see `@Locked({ retryAfterSeconds })`);
+   * without it, Retry-After is the time until the holder's lease ends.
+   */
+  constructor(cause: LockTimeoutError, now: number = Date.now(), retryAfterSeconds?: number) {
     // lockErrorToHttp answers every LockTimeoutError.
-    const answer = lockErrorToHttp(cause, now)!;
+    const answer = lockErrorToHttp(
+      cause,
+      now,
+      retryAfterSeconds === undefined ? {} : { lockedRetryAfterSeconds: retryAfterSeconds },
+    )!;
     super(answer.body, answer.status, { cause });
     this.name = 'LockedException';
     // Logs should say who holds the lock; the HTTP body never does.

@@ -34,7 +34,7 @@ export async function runLocked(
     // LockTimeoutError thrown by the method itself passes through unchanged.
     if (!started && error instanceof LockTimeoutError) {
       if (options.onLocked === 'skip') return undefined;
-      throw new LockedException(error);
+      throw new LockedException(error, Date.now(), options.retryAfterSeconds);
     }
     throw error;
   }

@@ -11,7 +11,7 @@ const store = memoryStore();
 @Controller('jobs')
 class JobController {
   // Works until its lock is taken away, then returns as if nothing happened.
-  @Locked('job:{0}', { onLocked: 'throw', leaseMs: 600 })
+  @Locked('job:{0}', { onLocked: 'throw', leaseMs: 1000 })
   @Post(':id/run')
   @HttpCode(200)
   async run(@Param('id') _id: string): Promise<{ done: true }> {

@@ -74,7 +74,7 @@ const CASES: Array<[what: string, entry: Entry, message: string]> = [
   [
     '@Locked() with a far key',
     () => defineLocked({ retries: 3 }),
-    '@Locked() on Shop.buy: unknown option retries; the options are onLocked, waitMs, leaseMs, lockAtLeastMs, failFastOnStoreError, client, context, limit',
+    '@Locked() on Shop.buy: unknown option retries; the options are onLocked, waitMs, leaseMs, lockAtLeastMs, failFastOnStoreError, retryAfterSeconds, client, context, limit',
   ],
   [
     '@Locked() with a misspelled limit',

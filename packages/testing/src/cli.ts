@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // latch-testing: start the local lock backends (`up`) or prove they work on this machine (`check`).
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { callDynamoDB } from './dynamodb-http.js';
 import { startDynamoDBLocal } from './dynamodb-local.js';
 import { startRedis } from './redis.js';
 import { startS3Server } from './s3/server.js';
@@ -26,6 +27,8 @@ Options:
   --dynamodb            Start DynamoDB Local (needs Java 17+)
   --redis               Start redis-server (needs redis-server installed)
   --bucket <name>       Bucket to create on the S3 server (default: locks)
+  --table <name>        Lock table to create in DynamoDB Local, string partition key "pk"
+                        as dynamoStore() expects (default: locks)
   --s3-port <n>         Fixed ports instead of free ones
   --dynamodb-port <n>
   --redis-port <n>
@@ -105,7 +108,7 @@ function portOption(name: string, value: unknown): number | undefined {
 
 async function startBackend(
   name: BackendName,
-  options: { port?: number; bucket?: string },
+  options: { port?: number; bucket?: string; table?: string },
 ): Promise<Running> {
   switch (name) {
     case 's3': {
@@ -122,12 +125,21 @@ async function startBackend(
     }
     case 'dynamodb': {
       const ddb = await startDynamoDBLocal({ port: options.port });
+      const { table } = options;
+      if (table !== undefined) {
+        try {
+          await createTable(ddb.endpoint, table);
+        } catch (error) {
+          await ddb.stop();
+          throw error;
+        }
+      }
       return {
         name,
         endpoint: ddb.endpoint,
         port: ddb.port,
-        line: `${ddb.endpoint}  (any region and credentials)`,
-        json: { endpoint: ddb.endpoint },
+        line: `${ddb.endpoint}  (${table ? `table: ${table}, ` : ''}any region and credentials)`,
+        json: { endpoint: ddb.endpoint, ...(table ? { table } : {}) },
         stop: ddb.stop,
       };
     }
@@ -149,6 +161,7 @@ async function up(args: string[]): Promise<number> {
   const values = parse('up', args, {
     ...SELECT_OPTIONS,
     bucket: { type: 'string', default: 'locks' },
+    table: { type: 'string', default: 'locks' },
     's3-port': { type: 'string' },
     'dynamodb-port': { type: 'string' },
     'redis-port': { type: 'string' },
@@ -166,7 +179,9 @@ async function up(args: string[]): Promise<number> {
   const names = selected(values);
 
   const results = await Promise.allSettled(
-    names.map((name) => startBackend(name, { port: ports[name], bucket: values.bucket })),
+    names.map((name) =>
+      startBackend(name, { port: ports[name], bucket: values.bucket, table: values.table }),
+    ),
   );
   const running = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failures = results.flatMap((r, i) =>
@@ -196,6 +211,23 @@ async function up(args: string[]): Promise<number> {
   clearInterval(keepAlive);
   console.error('latch-testing: stopped.');
   return 0;
+}
+
+/**
+ * The lock table dynamoStore() expects by default: a string partition key "pk", on demand.
+ * DynamoDB Local creates tables ACTIVE at once, so there is nothing to wait for.
+ */
+async function createTable(endpoint: string, table: string): Promise<void> {
+  const created = await callDynamoDB(endpoint, 'CreateTable', {
+    TableName: table,
+    BillingMode: 'PAY_PER_REQUEST',
+    KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+  });
+  if (created.status !== 200) {
+    const reason = String(created.body.message ?? created.body.Message ?? JSON.stringify(created.body));
+    throw new Error(`creating table "${table}" failed: HTTP ${created.status} ${reason}`);
+  }
 }
 
 interface CheckResult {

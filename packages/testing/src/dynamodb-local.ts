@@ -248,6 +248,8 @@ export async function startDynamoDBLocal(options: DynamoDBLocalOptions = {}): Pr
 }
 
 export interface CreateLockTableOptions {
+  /** The table's name. Required when the options are the second argument. */
+  table?: string;
   /** Name of the string partition key. Default: `pk`. */
   partitionKey?: string;
   /** Name of an optional string sort key. Default: none. */
@@ -265,6 +267,7 @@ export interface DynamoDBClientLike {
 }
 
 const CREATE_LOCK_TABLE_OPTIONS: Record<keyof CreateLockTableOptions, true> = {
+  table: true,
   partitionKey: true,
   sortKey: true,
   timeoutMs: true,
@@ -274,15 +277,34 @@ const CREATE_LOCK_TABLE_OPTION_KEYS = Object.keys(CREATE_LOCK_TABLE_OPTIONS);
 /**
  * Creates an on-demand (PAY_PER_REQUEST) table with a string partition key and optional string
  * sort key, and waits until it is ACTIVE. Does nothing if the table already exists.
+ * Takes the same shape as core's `ensureLockTable(client, { table, partitionKey, sortKey })`.
  * Needs `@aws-sdk/client-dynamodb` (an optional peer dependency) — you already have it if you
  * have a client to pass.
  */
 export async function createLockTable(
   client: DynamoDBClientLike,
+  options: CreateLockTableOptions & { table: string },
+): Promise<void>;
+/** @deprecated Pass the name in the options, as for `ensureLockTable`: `createLockTable(client, { table })`. */
+export async function createLockTable(
+  client: DynamoDBClientLike,
   table: string,
-  options: CreateLockTableOptions = {},
+  options?: Omit<CreateLockTableOptions, 'table'>,
+): Promise<void>;
+export async function createLockTable(
+  client: DynamoDBClientLike,
+  tableOrOptions: string | (CreateLockTableOptions & { table: string }),
+  moreOptions: Omit<CreateLockTableOptions, 'table'> = {},
 ): Promise<void> {
+  const options: CreateLockTableOptions =
+    typeof tableOrOptions === 'string' ? { ...moreOptions, table: tableOrOptions } : (tableOrOptions ?? {});
   checkOptionKeys('createLockTable()', options, CREATE_LOCK_TABLE_OPTION_KEYS);
+  const { table } = options;
+  if (typeof table !== 'string' || table.length === 0) {
+    throw new TypeError(
+      `createLockTable needs a table name: createLockTable(client, { table: 'locks' }), got ${JSON.stringify(table)}.`,
+    );
+  }
   // The SDK's own type inside; the parameter's names no SDK package.
   const dynamo = client as unknown as import('@aws-sdk/client-dynamodb').DynamoDBClient;
   // Loaded lazily so importing @latch/testing does not require the AWS SDK.

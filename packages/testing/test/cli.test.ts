@@ -33,10 +33,10 @@ describe('latch-testing check', () => {
 
 describe('latch-testing up', () => {
   it('--json prints endpoints that answer; SIGTERM stops the backends and their processes', async () => {
-    const up = cli(['up', '--json', '--bucket', 'cli-locks']);
+    const up = cli(['up', '--json', '--bucket', 'cli-locks', '--table', 'cli-table']);
     const endpoints = JSON.parse(await up.line(/^\{/)) as {
       s3: { endpoint: string; bucket: string };
-      dynamodb: { endpoint: string };
+      dynamodb: { endpoint: string; table: string };
       redis: { url: string };
     };
     expect(up.stdout()).toMatch(/^s3 +http:\/\/127\.0\.0\.1:\d+/m);
@@ -44,8 +44,15 @@ describe('latch-testing up', () => {
 
     const bucket = await fetch(`${endpoints.s3.endpoint}/cli-locks`, { method: 'HEAD' });
     expect(bucket.status).toBe(200);
-    const tables = await callDynamoDB(endpoints.dynamodb.endpoint, 'ListTables', {});
-    expect(tables.status).toBe(200);
+    expect(up.stdout()).toMatch(/^dynamodb +http:\/\/127\.0\.0\.1:\d+ +\(table: cli-table, /m);
+    expect(endpoints.dynamodb.table).toBe('cli-table');
+    const table = await callDynamoDB(endpoints.dynamodb.endpoint, 'DescribeTable', {
+      TableName: 'cli-table',
+    });
+    expect(table.body.Table).toMatchObject({
+      TableStatus: 'ACTIVE',
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+    });
     const redis = new Redis(endpoints.redis.url);
     expect(await redis.ping()).toBe('PONG');
     redis.disconnect();
@@ -62,6 +69,19 @@ describe('latch-testing up', () => {
       Number(new URL(u).port),
     );
     for (const port of ports) expect(await eventuallyRefuses(port)).toBe(true);
+  });
+
+  it('creates a lock table named "locks" by default, as it does a bucket', async () => {
+    const up = cli(['up', '--dynamodb', '--json']);
+    try {
+      const endpoints = JSON.parse(await up.line(/^\{/)) as { dynamodb: { endpoint: string; table: string } };
+      expect(endpoints.dynamodb.table).toBe('locks');
+      const tables = await callDynamoDB(endpoints.dynamodb.endpoint, 'ListTables', {});
+      expect(tables.body.TableNames).toEqual(['locks']);
+    } finally {
+      up.child.kill('SIGTERM');
+    }
+    expect((await up.finished).code).toBe(0);
   });
 
   it('starts only the selected backends', async () => {

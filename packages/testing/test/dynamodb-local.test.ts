@@ -99,8 +99,8 @@ describe('startDynamoDBLocal', () => {
   });
 
   it('createLockTable creates an ACTIVE on-demand table with a string key, and is idempotent', async () => {
-    await createLockTable(client, 'locks');
-    await createLockTable(client, 'locks');
+    await createLockTable(client, { table: 'locks' });
+    await createLockTable(client, { table: 'locks' });
     const { Table } = await client.send(new DescribeTableCommand({ TableName: 'locks' }));
     expect(Table?.TableStatus).toBe('ACTIVE');
     expect(Table?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
@@ -109,12 +109,25 @@ describe('startDynamoDBLocal', () => {
   });
 
   it('createLockTable takes custom partition and sort key names', async () => {
-    await createLockTable(client, 'locks-sorted', { partitionKey: 'id', sortKey: 'part' });
+    await createLockTable(client, { table: 'locks-sorted', partitionKey: 'id', sortKey: 'part' });
     const { Table } = await client.send(new DescribeTableCommand({ TableName: 'locks-sorted' }));
     expect(Table?.KeySchema).toEqual([
       { AttributeName: 'id', KeyType: 'HASH' },
       { AttributeName: 'part', KeyType: 'RANGE' },
     ]);
+  });
+
+  it('createLockTable still takes the name as its own argument (deprecated), options after it', async () => {
+    await createLockTable(client, 'locks-old-shape', { partitionKey: 'id' });
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: 'locks-old-shape' }));
+    expect(Table?.KeySchema).toEqual([{ AttributeName: 'id', KeyType: 'HASH' }]);
+  });
+
+  it('createLockTable refuses options without a table name, before any request', async () => {
+    const send = () => Promise.reject(new Error('no request expected'));
+    await expect(createLockTable({ send } as never, {} as never)).rejects.toThrow(
+      /createLockTable needs a table name: createLockTable\(client, \{ table: 'locks' \}\)/,
+    );
   });
 
   it('enforces conditional writes and returns the old item on a failed condition', async () => {

@@ -216,7 +216,7 @@ describe('faultProxy in front of DynamoDB Local (AWS SDK)', () => {
 
   beforeAll(async () => {
     const c = client(ddb.endpoint);
-    await createLockTable(c, 'proxied');
+    await createLockTable(c, { table: 'proxied' });
   });
 
   beforeEach(async () => {

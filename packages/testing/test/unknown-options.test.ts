@@ -32,9 +32,13 @@ describe('the launchers refuse a misspelled option, naming the closest one, befo
       'createLockTable()',
       // A client that would answer nothing: had the option been accepted, the call would hang.
       () =>
-        createLockTable({ send: () => new Promise(() => undefined) } as never, 'locks', {
-          partitonKey: 'id',
-        } as never),
+        createLockTable(
+          { send: () => new Promise(() => undefined) } as never,
+          {
+            table: 'locks',
+            partitonKey: 'id',
+          } as never,
+        ),
       'createLockTable(): unknown option partitonKey; did you mean partitionKey?',
     ],
     [

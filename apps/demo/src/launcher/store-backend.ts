@@ -78,7 +78,7 @@ async function useLocalDynamo(dynamo: DynamoDBLocal): Promise<StoreBackend> {
     credentials: LOCAL_CREDENTIALS,
   });
   try {
-    await createLockTable(client, LOCAL_TABLE);
+    await createLockTable(client, { table: LOCAL_TABLE });
   } catch (error) {
     await dynamo.stop();
     throw error;

@@ -4,6 +4,7 @@ import type { CliContext, Command } from '../cli-context.js';
 import { describeFailure } from '../describe-failure.js';
 import { isoTime } from '../describe-holder.js';
 import { ExitCode } from '../exit-codes.js';
+import { checkCommandExists } from '../find-command.js';
 import { acquireFlags, DEFAULT_LEASE, DEFAULT_POLL, resolveAcquireSettings } from '../lock-flags.js';
 import { openStore } from '../open-store.js';
 import { parseFlags } from '../parse-flags.js';
@@ -42,8 +43,9 @@ Options:
 Durations: 500ms, 90s, 15m, 1h, 1h30m.
 
 Exit codes: the command's own once it ran, or 5 if the lock was lost while it ran; before
-that 2 bad usage, 3 not acquired within --wait, 4 store error, 127 command not found,
-128 + signo when interrupted while waiting.
+that 2 bad usage, 127 command not found (126 not executable; both checked before the lock
+is taken), 3 not acquired within --wait, 4 store error, 128 + signo when interrupted while
+waiting.
 
 Examples:
   latch run --store s3://my-bucket/locks --name deploy/production --lease 10m -- ./deploy.sh prod
@@ -69,6 +71,14 @@ export const runCommand: Command = {
       );
     }
     const settings = resolveAcquireSettings(values, ctx.env);
+    try {
+      // A typo is reported now, not after taking (or waiting for) the lock.
+      checkCommandExists(command[0]!, ctx.env);
+    } catch (error) {
+      if (!(error instanceof CommandStartError)) throw error;
+      ctx.err(`latch run: ${error.message}; the lock was not taken`);
+      return error.exitCode;
+    }
     const opened = await openStore(settings.store, ctx);
     using signals = new SignalTrap();
     let locks: LockClient | undefined;

@@ -64,7 +64,7 @@ export async function startDynamoBackend(): Promise<Backend> {
   const local = await startDynamoDBLocal();
   const client = new DynamoDBClient({ endpoint: local.endpoint, region: 'us-east-1', credentials });
   try {
-    await createLockTable(client, 'ci-locks');
+    await createLockTable(client, { table: 'ci-locks' });
   } catch (error) {
     client.destroy();
     await local.stop();

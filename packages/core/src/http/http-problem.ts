@@ -24,9 +24,22 @@ export interface LockHttpAnswer {
   body: ProblemDetails;
 }
 
+/** Options of {@link lockErrorToHttp}. */
+export interface LockHttpOptions {
+  /**
+   * The most a 423 Locked answer's Retry-After says, in whole seconds (at least 1). Without it,
+   * Retry-After is the time until the holder's lease ends: right for a lock held for a lease,
+   * far too long for one held for one request (a lease of 30 s, a route of 300 ms). The Express
+   * and Nest adapters pass their `retryAfterSeconds` (default 1). Never more than the holder's
+   * lease has left.
+   */
+  lockedRetryAfterSeconds?: number;
+}
+
 /**
  * Maps Latch errors to HTTP, so every web adapter answers the same way:
- * held → 423 Locked with Retry-After (seconds until the holder's lease ends, at least 1);
+ * held → 423 Locked with Retry-After (seconds until the holder's lease ends, at least 1, and at
+ * most `options.lockedRetryAfterSeconds`);
  * every slot of a semaphore (`limit` 2 or more) taken → 429 Too Many Requests with Retry-After 1;
  * holders of the key use another limit (a deployment mistake) → 500
  * `urn:latch:problem:lock-limit-mismatch`;
@@ -38,7 +51,11 @@ export interface LockHttpAnswer {
  * Latch's. Holder identities, bucket and table names and the store's own messages are not
  * exposed: the client is not the operator (log them with {@link lockStoreLogEntry}).
  */
-export function lockErrorToHttp(error: unknown, now: number = Date.now()): LockHttpAnswer | undefined {
+export function lockErrorToHttp(
+  error: unknown,
+  now: number = Date.now(),
+  options: LockHttpOptions = {},
+): LockHttpAnswer | undefined {
   const json = { 'Content-Type': 'application/problem+json' };
   if (error instanceof LockTimeoutError && error.limit !== undefined) {
     // A slot frees as soon as any holder finishes, which may be any moment: ask for a short wait.
@@ -63,8 +80,14 @@ export function lockErrorToHttp(error: unknown, now: number = Date.now()): LockH
       status: 423,
       detail: 'The resource is locked by another operation in progress. Retry later.',
     };
-    if (expiresAt !== undefined && expiresAt !== null) {
-      const seconds = Math.max(1, Math.ceil((expiresAt - now) / 1000));
+    const cap = checkRetryAfterSeconds(options.lockedRetryAfterSeconds);
+    const leaseLeft =
+      expiresAt !== undefined && expiresAt !== null
+        ? Math.max(1, Math.ceil((expiresAt - now) / 1000))
+        : undefined;
+    // A fail-closed holder (or one on an untrusted clock) has no known end: the cap alone, if any.
+    const seconds = leaseLeft === undefined ? cap : Math.min(leaseLeft, cap ?? leaseLeft);
+    if (seconds !== undefined) {
       headers['Retry-After'] = String(seconds);
       body.retryAfterSeconds = seconds;
     }
@@ -110,6 +133,17 @@ export function lockErrorToHttp(error: unknown, now: number = Date.now()): LockH
   }
   if (error instanceof LockStoreError) return storeAnswer(error);
   return undefined;
+}
+
+/** Retry-After is a whole number of seconds; a cap under 1 would tell clients to hammer. */
+function checkRetryAfterSeconds(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new LockConfigError(
+      `lockedRetryAfterSeconds must be a whole number of seconds, at least 1, got ${String(value)}.`,
+    );
+  }
+  return value;
 }
 
 const UNAVAILABLE_DETAIL: Partial<Record<LockStoreErrorReason, string>> = {

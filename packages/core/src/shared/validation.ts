@@ -41,7 +41,14 @@ export function checkKeyBytes(key: string, maxBytes: number, where: string): voi
   }
 }
 
-/** A duration in ms: finite and > 0, or Infinity when `allowInfinity`. */
+/**
+ * The shortest lease accepted, in ms. A lease renews every third of itself against a store a
+ * network away, and the simulator checks leases from 1 s up; a shorter one is most likely
+ * seconds written where milliseconds were meant (`leaseMs: 30`).
+ */
+export const MIN_LEASE_MS = 1000;
+
+/** A duration in ms: finite and > 0, or Infinity when `allowInfinity`; a lease (`leaseMs`) at least MIN_LEASE_MS. */
 export function checkDuration(name: string, value: unknown, opts: { allowInfinity?: boolean } = {}): number {
   if (typeof value !== 'number' || Number.isNaN(value)) {
     throw new LockConfigError(`${name} must be a number of milliseconds, got ${describe(value)}.`);
@@ -52,6 +59,11 @@ export function checkDuration(name: string, value: unknown, opts: { allowInfinit
       ? 'a positive number of milliseconds or Infinity'
       : 'a positive, finite number of milliseconds';
     throw new LockConfigError(`${name} must be ${allowed}, got ${describe(value)}.`);
+  }
+  if (name === 'leaseMs' && value < MIN_LEASE_MS) {
+    throw new LockConfigError(
+      `leaseMs must be at least ${MIN_LEASE_MS} milliseconds, got ${value}. It is in milliseconds: for a lease of ${value} seconds, pass leaseMs: ${value * 1000}.`,
+    );
   }
   return value;
 }

@@ -25,7 +25,7 @@ export type AwsErrorKind =
   | 'server-error'
   /** The connection broke or timed out after the request may have been sent. */
   | 'network'
-  /** The connection was never established (refused, unreachable, DNS): nothing was sent. */
+  /** Failed before the request was sent (refused, unknown host, rejected certificate): nothing reached the service. */
   | 'unreachable'
   /** The service rejected the request as invalid (4xx we do not otherwise know): not applied. */
   | 'rejected'
@@ -92,11 +92,40 @@ const NETWORK_CODES = new Set([
   'EPIPE',
   'ETIMEDOUT',
   'ECONNABORTED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
   'ERR_STREAM_PREMATURE_CLOSE',
 ]);
 const NETWORK_NAMES = new Set(['TimeoutError', 'AbortError', 'RequestTimeoutException']);
-// Failures before a connection existed: nothing reached the service.
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+// Failures before any byte of the request left the process, whatever the system call.
+const NEVER_SENT_CODES = new Set([
+  // Only a connection attempt can be refused.
+  'ECONNREFUSED',
+  // The name did not resolve, so there was nowhere to send to.
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_NONAME',
+  'EAI_FAIL',
+  // Node checks the server's certificate when the handshake ends and destroys the socket
+  // before the request written to it is flushed.
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'HOSTNAME_MISMATCH',
+]);
+// Before sending only when the failing system call was the connect itself: on an open
+// connection the same codes can follow a request that was sent.
+const NEVER_SENT_ON_CONNECT = new Set(['EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT']);
+// The SDK's own connectionTimeout destroys a request whose socket never connected.
+const SDK_CONNECT_TIMEOUT = /did not establish a connection/;
 
 export function classifyAwsError(error: unknown): AwsErrorKind {
   const e = shape(error);
@@ -111,13 +140,32 @@ export function classifyAwsError(error: unknown): AwsErrorKind {
   if (BAD_CREDENTIALS.has(name)) return 'bad-credentials';
   if (ACCESS_DENIED.has(name) || status === 403) return 'access-denied';
   if (THROTTLED.has(name) || status === 429) return 'throttled';
+  if (failedBeforeSending(error)) return 'unreachable';
   const code = networkCode(error);
-  if (code !== undefined && UNREACHABLE_CODES.has(code)) return 'unreachable';
   if ((code !== undefined && NETWORK_CODES.has(code)) || NETWORK_NAMES.has(name)) return 'network';
   if (/socket hang up|other side closed|premature close/i.test(e.message ?? '')) return 'network';
   if (status !== undefined && status >= 500) return 'server-error';
   if (status !== undefined && status >= 400) return 'rejected';
   return 'unknown';
+}
+
+/**
+ * True only when this error certainly came before any byte of the request was sent: a refused
+ * connection, a name that did not resolve, a certificate the client rejected, a connect that
+ * timed out. When in doubt, false: the request may have reached the service.
+ */
+export function failedBeforeSending(error: unknown): boolean {
+  const e = shape(error);
+  // Node's connect tries every address of a name (autoSelectFamily) and reports all failures.
+  const each = (error as { errors?: unknown }).errors;
+  if (error instanceof AggregateError && Array.isArray(each) && each.length > 0) {
+    return each.every(failedBeforeSending);
+  }
+  if (e.name === 'TimeoutError' && SDK_CONNECT_TIMEOUT.test(e.message ?? '')) return true;
+  const failure = networkFailure(error);
+  if (failure === undefined) return false;
+  if (NEVER_SENT_CODES.has(failure.code)) return true;
+  return NEVER_SENT_ON_CONNECT.has(failure.code) && failure.syscall === 'connect';
 }
 
 /** HTTP attempts the SDK made for this call (its retry middleware records them on the error). */
@@ -132,8 +180,15 @@ export function shape(error: unknown): AwsErrorShape {
 
 /** Node puts errno codes on `code`; the SDK sometimes wraps them in `cause`. */
 function networkCode(error: unknown): string | undefined {
+  return networkFailure(error)?.code;
+}
+
+function networkFailure(error: unknown): { code: string; syscall?: string } | undefined {
   for (let e = shape(error), depth = 0; depth < 5; e = shape(e.cause), depth++) {
-    if (typeof e.code === 'string') return e.code;
+    if (typeof e.code === 'string') {
+      const { syscall } = e as { syscall?: unknown };
+      return typeof syscall === 'string' ? { code: e.code, syscall } : { code: e.code };
+    }
     if (e.cause === undefined) break;
   }
   return undefined;

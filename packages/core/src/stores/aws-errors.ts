@@ -1,6 +1,7 @@
 import { LockStoreError, type LockStoreErrorReason } from '../shared/errors.js';
 import { redactSecrets } from '../shared/redact-secrets.js';
-import { attemptsOf, classifyAwsError, shape } from './aws-error-kind.js';
+import { earlierAttemptMayHaveLanded } from './aws-attempts.js';
+import { classifyAwsError, shape } from './aws-error-kind.js';
 
 /** What the store was doing, to name it in messages. */
 export interface AwsOperation {
@@ -15,15 +16,31 @@ export interface AwsOperation {
   key?: string;
   /** How to create the missing bucket/table, appended to that message. */
   createHint?: string;
+  /** The key schema the store expects of its DynamoDB table, e.g. 'a string partition key "pk" and no sort key'. */
+  keySchema?: string;
 }
+
+// What DynamoDB (and DynamoDB Local) answer when a request's key does not fit the table's key
+// schema: other attribute names, a sort key too many or too few, another key type.
+const KEY_SCHEMA_MISMATCH =
+  /key element does not match the schema|required keys was not given a value|number of conditions on the keys is invalid|missing the key|type mismatch for key/i;
 
 /** Names the operations of one store on one bucket or table, for error messages. */
 export function awsOperations(
   service: AwsOperation['service'],
   resource: string,
   createHint: string,
+  keySchema?: string,
 ): (action: string, key: string, write: boolean) => AwsOperation {
-  return (action, key, write) => ({ service, action, write, resource, key, createHint });
+  return (action, key, write) => ({
+    service,
+    action,
+    write,
+    resource,
+    key,
+    createHint,
+    ...(keySchema === undefined ? {} : { keySchema }),
+  });
 }
 
 /**
@@ -37,9 +54,9 @@ export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreErr
   const e = shape(error);
   const what = `${serviceName(op)} ${op.action}${op.key === undefined ? '' : ` for lock "${op.key}"`}`;
   const detail = redactSecrets(`${e.name ?? 'Error'}: ${e.message ?? String(error)}`);
-  // The SDK retried after an earlier attempt failed: that attempt may have been applied,
-  // whatever the last one said.
-  const retried = op.write && attemptsOf(error) > 1;
+  // The SDK retried after an earlier attempt failed: unless that attempt certainly failed
+  // before sending, it may have been applied, whatever the last one said.
+  const retried = op.write && earlierAttemptMayHaveLanded(error);
   const fail = (
     message: string,
     retryable: boolean,
@@ -116,7 +133,7 @@ export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreErr
       );
     case 'unreachable':
       return fail(
-        `${what} could not connect to ${serviceName(op)}. (${detail})`,
+        `${what} could not connect to ${serviceName(op)}${retried ? '; an earlier attempt got further, so the write may have been applied' : ''}. (${detail})`,
         true,
         false,
         'LOCK_STORE_NETWORK',
@@ -139,6 +156,15 @@ export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreErr
         'unavailable',
       );
     case 'rejected':
+      if (op.keySchema !== undefined && KEY_SCHEMA_MISMATCH.test(e.message ?? '')) {
+        return fail(
+          `${what} was rejected: the key schema of ${resourceLabel(op)} is not the one the store uses, which expects ${op.keySchema}. Pass the table's key attribute names as dynamoStore({ partitionKey, sortKey }), or use a table with that key. (${detail})`,
+          false,
+          false,
+          'LOCK_STORE_CONFIG',
+          'misconfigured',
+        );
+      }
       // Latch sends only requests a correctly set-up store accepts: a refusal means the store is
       // not what the client expects (a table's key schema, an endpoint without a feature).
       return fail(

@@ -12,8 +12,9 @@ import type {
 import { LockConfigError, LockCorruptedError } from '../shared/errors.js';
 import { checkOptionKeys } from '../shared/option-keys.js';
 import { checkKeyBytes, describe } from '../shared/validation.js';
+import { earlierAttemptMayHaveLanded, trackAttempts } from './aws-attempts.js';
 import type { DynamoDBClientLike } from './aws-client.js';
-import { attemptsOf, classifyAwsError } from './aws-error-kind.js';
+import { classifyAwsError } from './aws-error-kind.js';
 import { type AwsOperation, awsOperations, toLockStoreError } from './aws-errors.js';
 import { claimExpressions } from './dynamo-claim-expressions.js';
 import {
@@ -100,7 +101,10 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
   const createHint = `Create it with a string partition key "${partitionKey}"${
     sortKey === undefined ? '' : ` and a string sort key "${sortKey}"`
   } (ensureLockTable() for local use; CloudFormation, CDK or Terraform in production), or pass the right name as dynamoStore({ table }).`;
-  const op = awsOperations('dynamodb', table, createHint);
+  const keySchema = `a string partition key "${partitionKey}" and ${
+    sortKey === undefined ? 'no sort key' : `a string sort key "${sortKey}"`
+  }`;
+  const op = awsOperations('dynamodb', table, createHint, keySchema);
 
   /** A failed condition carries the stored item (ALL_OLD), or none when there is no item. */
   const conditionFailed = (key: string, error: unknown, operation: AwsOperation) => {
@@ -110,21 +114,23 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
     return {
       ok: false as const,
       current: old ? decodeItem(key, old, keyNames) : null,
-      maybeApplied: attemptsOf(error) > 1,
+      maybeApplied: earlierAttemptMayHaveLanded(error),
     };
   };
 
   const put = async (key: string, item: Item, condition: string, values?: Item) => {
     const { PutItemCommand } = await loadDynamoSdk();
     await client.send(
-      new PutItemCommand({
-        TableName: table,
-        Item: { ...keyAttributes(key), ...item },
-        ConditionExpression: condition,
-        ExpressionAttributeNames: namesIn(condition),
-        ExpressionAttributeValues: values,
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
+      trackAttempts(
+        new PutItemCommand({
+          TableName: table,
+          Item: { ...keyAttributes(key), ...item },
+          ConditionExpression: condition,
+          ExpressionAttributeNames: namesIn(condition),
+          ExpressionAttributeValues: values,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
     );
   };
 
@@ -183,14 +189,16 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
       const expression = '#rv = :rv AND #writeId = :writeId';
       try {
         await client.send(
-          new DeleteItemCommand({
-            TableName: table,
-            Key: keyAttributes(key),
-            ConditionExpression: expression,
-            ExpressionAttributeNames: namesIn(expression),
-            ExpressionAttributeValues: { ':rv': n(expected.rv), ':writeId': s(expected.writeId) },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
+          trackAttempts(
+            new DeleteItemCommand({
+              TableName: table,
+              Key: keyAttributes(key),
+              ConditionExpression: expression,
+              ExpressionAttributeNames: namesIn(expression),
+              ExpressionAttributeValues: { ':rv': n(expected.rv), ':writeId': s(expected.writeId) },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+          ),
         );
       } catch (error) {
         return conditionFailed(key, error, op('DeleteItem', key, true));
@@ -253,16 +261,18 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
       let attributes: Item | undefined;
       try {
         const res = await client.send(
-          new UpdateItemCommand({
-            TableName: table,
-            Key: keyAttributes(key),
-            UpdateExpression: update,
-            ConditionExpression: condition,
-            ExpressionAttributeNames: namesIn(update, condition),
-            ExpressionAttributeValues: values,
-            ReturnValues: 'ALL_NEW',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
+          trackAttempts(
+            new UpdateItemCommand({
+              TableName: table,
+              Key: keyAttributes(key),
+              UpdateExpression: update,
+              ConditionExpression: condition,
+              ExpressionAttributeNames: namesIn(update, condition),
+              ExpressionAttributeValues: values,
+              ReturnValues: 'ALL_NEW',
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+          ),
         );
         attributes = res.Attributes;
       } catch (error) {

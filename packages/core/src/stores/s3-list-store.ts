@@ -4,6 +4,7 @@ import { ENTRY_SUFFIX_BYTES } from '../engine/list/list-entries.js';
 import { ListLeaseEngine } from '../engine/list/list-lease-engine.js';
 import { LockConfigError } from '../shared/errors.js';
 import { checkKeyBytes, describe } from '../shared/validation.js';
+import { trackAttempts } from './aws-attempts.js';
 import type { S3ClientLike } from './aws-client.js';
 import { classifyAwsError } from './aws-error-kind.js';
 import { toLockStoreError } from './aws-errors.js';
@@ -57,12 +58,14 @@ export function s3ListStore(options: S3ListStoreOptions): LeaseStrategy {
       const { PutObjectCommand } = await loadS3Sdk();
       try {
         await client.send(
-          new PutObjectCommand({
-            Bucket: bucket,
-            Key: prefix + objectKey,
-            Body: body,
-            ContentType: 'application/json',
-          }),
+          trackAttempts(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: prefix + objectKey,
+              Body: body,
+              ContentType: 'application/json',
+            }),
+          ),
         );
       } catch (error) {
         throw toLockStoreError(error, op('PutObject', objectKey, true));
@@ -107,7 +110,9 @@ export function s3ListStore(options: S3ListStoreOptions): LeaseStrategy {
     async delete(objectKey) {
       const { DeleteObjectCommand } = await loadS3Sdk();
       try {
-        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: prefix + objectKey }));
+        await client.send(
+          trackAttempts(new DeleteObjectCommand({ Bucket: bucket, Key: prefix + objectKey })),
+        );
       } catch (error) {
         // Some S3-compatible stores answer 404 for a missing object: it is gone either way.
         if (classifyAwsError(error) === 'missing-object') return;

@@ -33,10 +33,28 @@ export function checkS3Location(factory: string, options: unknown, known: readon
       `${factory} needs \`bucket\`: the name of an existing bucket, got ${describe(bucket)}.`,
     );
   }
+  checkBucketIsAName(factory, bucket);
   if (typeof prefix !== 'string') {
     throw new LockConfigError(`${factory} \`prefix\` must be a string, got ${describe(prefix)}.`);
   }
   return { client: client as S3Client, bucket, prefix };
+}
+
+// A bucket's ARN (no region, no account: arn:aws:s3:::name) or an s3:// URL in place of its name.
+// Access point ARNs (with region and account) are left alone: the SDK takes those as `Bucket`.
+const BUCKET_ARN = /^arn:[\w-]+:s3:::([^/]+)(?:\/(.*))?$/;
+const S3_URL = /^s3:\/\/([^/]+)(?:\/(.*))?$/;
+
+/** Refuses a bucket ARN or s3:// URL, saying which name (and prefix) to pass instead. */
+function checkBucketIsAName(factory: string, bucket: string): void {
+  const found = BUCKET_ARN.exec(bucket) ?? S3_URL.exec(bucket);
+  if (found === null) return;
+  const [, name, path] = found;
+  const kind = bucket.startsWith('arn:') ? 'an ARN' : 'a URL';
+  const prefix = path ? `, prefix: ${JSON.stringify(path.endsWith('/') ? path : `${path}/`)}` : '';
+  throw new LockConfigError(
+    `${factory} \`bucket\` must be the bucket's name, not ${kind}: got ${JSON.stringify(bucket)}. Pass ${factory}({ bucket: ${JSON.stringify(name)}${prefix} }).`,
+  );
 }
 
 /** Names the S3 operations of store `factory` on `bucket`, for error messages. */

@@ -4,8 +4,9 @@ import type { ListedKey, ListPage, LockStore, WriteCondition, WriteOutcome } fro
 import { decodeRecord, encodeRecord } from '../contract/record-codec.js';
 import { LockConfigError, LockCorruptedError, LockStoreError } from '../shared/errors.js';
 import { checkKeyBytes, checkMaxRecordBytes } from '../shared/validation.js';
+import { earlierAttemptMayHaveLanded, trackAttempts } from './aws-attempts.js';
 import type { S3ClientLike } from './aws-client.js';
-import { attemptsOf, classifyAwsError } from './aws-error-kind.js';
+import { classifyAwsError } from './aws-error-kind.js';
 import { type AwsOperation, toLockStoreError } from './aws-errors.js';
 import { loadS3Sdk } from './optional-module.js';
 import { checkS3Location, S3_KEY_BYTES, type S3Location, s3Operations } from './s3-location.js';
@@ -43,7 +44,7 @@ export function s3Store(options: S3StoreOptions): LockStore {
   const conditionFailed = (error: unknown, operation: AwsOperation): WriteOutcome => {
     const kind = classifyAwsError(error);
     // A retried request may have failed against our own earlier attempt.
-    const maybeApplied = attemptsOf(error) > 1;
+    const maybeApplied = earlierAttemptMayHaveLanded(error);
     if (kind === 'conflict') return { ok: false, maybeApplied };
     if (kind === 'missing-object') return { ok: false, current: null, maybeApplied };
     throw toLockStoreError(error, operation);
@@ -88,13 +89,15 @@ export function s3Store(options: S3StoreOptions): LockStore {
       let etag: string | undefined;
       try {
         const res = await client.send(
-          new PutObjectCommand({
-            Bucket: bucket,
-            Key: prefix + key,
-            Body: encodeRecord(record),
-            ContentType: 'application/json',
-            ...precondition,
-          }),
+          trackAttempts(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: prefix + key,
+              Body: encodeRecord(record),
+              ContentType: 'application/json',
+              ...precondition,
+            }),
+          ),
         );
         etag = res.ETag;
       } catch (error) {
@@ -137,7 +140,9 @@ export function s3Store(options: S3StoreOptions): LockStore {
       const { DeleteObjectCommand } = await loadS3Sdk();
       const operation = op('DeleteObject', key, true);
       try {
-        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: prefix + key, IfMatch: version }));
+        await client.send(
+          trackAttempts(new DeleteObjectCommand({ Bucket: bucket, Key: prefix + key, IfMatch: version })),
+        );
       } catch (error) {
         return conditionFailed(error, operation);
       }

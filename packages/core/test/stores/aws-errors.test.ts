@@ -20,6 +20,8 @@ const dynamoError = (name: string, status = 400, fault: 'client' | 'server' = 'c
 const nodeError = (message: string, code?: string, name = 'Error') =>
   Object.assign(new Error(message), { name }, code ? { code } : {});
 
+const onSyscall = (error: Error, syscall: string) => Object.assign(error, { syscall });
+
 // What the SDK's default credential chain throws when it finds nothing (@smithy/property-provider).
 const credentialsProviderError = () =>
   Object.assign(new Error('Could not load credentials from any providers'), {
@@ -78,6 +80,42 @@ describe('classifyAwsError', () => {
     ['wrapped reset', Object.assign(new Error('failed'), { cause: nodeError('x', 'ECONNRESET') }), 'network'],
     ['refused', nodeError('connect ECONNREFUSED', 'ECONNREFUSED'), 'unreachable'],
     ['no such host', nodeError('getaddrinfo ENOTFOUND', 'ENOTFOUND'), 'unreachable'],
+    [
+      'rejected certificate',
+      nodeError('self-signed certificate', 'DEPTH_ZERO_SELF_SIGNED_CERT'),
+      'unreachable',
+    ],
+    [
+      'no route on connect',
+      onSyscall(nodeError('connect EHOSTUNREACH', 'EHOSTUNREACH'), 'connect'),
+      'unreachable',
+    ],
+    // On an open connection, after the request may have gone out.
+    ['no route on read', onSyscall(nodeError('read EHOSTUNREACH', 'EHOSTUNREACH'), 'read'), 'network'],
+    ['connect timed out', onSyscall(nodeError('connect ETIMEDOUT', 'ETIMEDOUT'), 'connect'), 'unreachable'],
+    [
+      'every address refused',
+      Object.assign(new AggregateError([nodeError('a', 'ECONNREFUSED'), nodeError('b', 'ECONNREFUSED')]), {
+        code: 'ECONNREFUSED',
+      }),
+      'unreachable',
+    ],
+    [
+      'one address refused, one reset',
+      Object.assign(new AggregateError([nodeError('a', 'ECONNREFUSED'), nodeError('b', 'ECONNRESET')]), {
+        code: 'ECONNREFUSED',
+      }),
+      'unknown',
+    ],
+    [
+      'the SDK connection timeout',
+      nodeError(
+        'the request socket did not establish a connection with the server within 100 ms',
+        undefined,
+        'TimeoutError',
+      ),
+      'unreachable',
+    ],
     ['invalid request', dynamoError('ValidationException'), 'rejected'],
     ['a plain error', new Error('???'), 'unknown'],
     ['not an error', 'oops', 'unknown'],
@@ -126,6 +164,36 @@ describe('toLockStoreError', () => {
     expect(toLockStoreError(throttled, { ...write, action: 'GetItem', write: false })).toMatchObject({
       maybeApplied: false,
     });
+  });
+
+  it("names the key a DynamoDB store expects when AWS's answer says the key does not fit the table", () => {
+    const op: AwsOperation = {
+      service: 'dynamodb',
+      action: 'UpdateItem',
+      write: true,
+      resource: 'locks',
+      key: 'k',
+      keySchema: 'a string partition key "pk" and no sort key',
+    };
+    for (const message of [
+      'The provided key element does not match the schema',
+      'One or more parameter values were invalid: Missing the key pk in the item',
+      'One or more parameter values were invalid: Type mismatch for key pk expected: N actual: S',
+    ]) {
+      const error = toLockStoreError(Object.assign(dynamoError('ValidationException'), { message }), op);
+      expect(error).toMatchObject({
+        code: 'LOCK_STORE_CONFIG',
+        reason: 'misconfigured',
+        maybeApplied: false,
+      });
+      expect(error.message).toContain('which expects a string partition key "pk" and no sort key');
+    }
+    // Any other refusal keeps the general message.
+    const other = toLockStoreError(
+      Object.assign(dynamoError('ValidationException'), { message: 'Item size too large' }),
+      op,
+    );
+    expect(other).toMatchObject({ code: 'LOCK_STORE' });
   });
 
   it('names the IAM actions to grant when access is denied', () => {

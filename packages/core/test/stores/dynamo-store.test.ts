@@ -15,6 +15,7 @@ import * as latch from '../../src/index.js';
 import {
   dynamoStore,
   ensureLockTable,
+  LockClient,
   LockConfigError,
   type LockStore,
   LockStoreError,
@@ -262,6 +263,47 @@ describe('dynamoStore errors', () => {
     expect(error).toMatchObject({ retryable: false, reason: 'misconfigured' });
     expect((error as Error).cause).toMatchObject({ name: 'ValidationException' });
   });
+
+  it.each([
+    // [what the table has, the store's options, what the message must say the store expects]
+    ['partition key "id" and sort key "kind"', 'locks-sk', {}, 'a string partition key "pk" and no sort key'],
+    ['partition key "pk"', 'locks', { partitionKey: 'id' }, 'a string partition key "id" and no sort key'],
+    [
+      'partition key "pk", no sort key',
+      'locks',
+      { sortKey: 'kind' },
+      'a string partition key "pk" and a string sort key "kind"',
+    ],
+    [
+      'partition key "id" and sort key "kind"',
+      'locks-sk',
+      { partitionKey: 'id', sortKey: 'other' },
+      'a string partition key "id" and a string sort key "other"',
+    ],
+  ])(
+    'a table with %s, used with other key names, gets an error naming the key the store expects',
+    async (_, table, keys, expected) => {
+      const store = dynamoStore({ client: client(), table, ...keys });
+      const locks = new LockClient({ store });
+      try {
+        for (const call of [() => locks.tryAcquire('k'), () => locks.inspect('k')]) {
+          const error = await call().catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(LockStoreError);
+          expect(error).toMatchObject({
+            code: 'LOCK_STORE_CONFIG',
+            reason: 'misconfigured',
+            maybeApplied: false,
+          });
+          expect((error as Error).message).toContain(
+            `the key schema of DynamoDB table "${table}" is not the one the store uses, which expects ${expected}.`,
+          );
+          expect((error as Error).message).toContain('dynamoStore({ partitionKey, sortKey })');
+        }
+      } finally {
+        await locks.close();
+      }
+    },
+  );
 
   it('reports credentials the service refuses as denied, not retried, without the secret', async () => {
     // DynamoDB Local accepts any key made of letters and digits, and refuses any other.

@@ -411,7 +411,7 @@ describe('s3ListStore: renewal', () => {
   test('heartbeats renew in the background and every change is reported through onEvent', async () => {
     const name = freshName('events');
     const events: string[] = [];
-    const locks = client({ leaseMs: 600, heartbeatMs: 100, onEvent: (event) => events.push(event.type) });
+    const locks = client({ leaseMs: 1000, heartbeatMs: 100, onEvent: (event) => events.push(event.type) });
     const lock = await locks.acquire(name);
     const until = Date.now() + 10_000;
     while (events.filter((type) => type === 'renewed').length < 3 && Date.now() < until) {
@@ -488,6 +488,7 @@ describe('s3ListStore: what it refuses, before sending anything', () => {
     const counter = countRequests(own);
     const client = (options: Partial<LockClientOptions> = {}) =>
       new LockClient({ store: store(own), heartbeatMs: false, ...options });
+    const slowSettling = s3ListStore({ client: own, bucket: BUCKET, prefix: PREFIX, settleMs: 1000 });
     const bad: Array<() => unknown> = [
       () => s3ListStore({ client: s3, bucket: '' }),
       () => s3ListStore({ client: {} as S3Client, bucket: BUCKET }),
@@ -495,9 +496,13 @@ describe('s3ListStore: what it refuses, before sending anything', () => {
       () => s3ListStore({ client: s3, bucket: BUCKET, settleMs: 0 }),
       () => s3ListStore({ client: s3, bucket: BUCKET, prefix: 'p'.repeat(1000) }),
       () => new LockClient({ store: store(own), clock: 'untrusted' }),
-      () => new LockClient({ store: store(own), leaseMs: 2 * SETTLE_MS }),
+      // Leases under three settle periods, on a store that settles for 1 s.
+      () => new LockClient({ store: slowSettling, leaseMs: 2000 }),
       () => client().acquire('x'.repeat(1000)),
-      () => client().acquire(freshName('short'), { leaseMs: SETTLE_MS }),
+      () =>
+        new LockClient({ store: slowSettling, leaseMs: 60_000 }).acquire(freshName('short'), {
+          leaseMs: 2000,
+        }),
       () => client().resume('latch1.eyJrIjoiYSIsImwiOiJiIiwibyI6ImMiLCJ0IjoxfQ'),
     ];
     for (const call of bad) {

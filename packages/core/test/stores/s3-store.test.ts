@@ -104,6 +104,27 @@ describe('s3Store objects', () => {
     expect(s3Store({ client: c, bucket: BUCKET, maxRecordBytes: 4096 }).maxRecordBytes).toBe(4096);
     expect(requests.count).toBe(0);
   });
+
+  it.each([
+    ['arn:aws:s3:::my-locks', 's3Store({ bucket: "my-locks" })', 'an ARN'],
+    ['arn:aws-cn:s3:::my-locks', 's3Store({ bucket: "my-locks" })', 'an ARN'],
+    ['arn:aws:s3:::my-locks/locks', 's3Store({ bucket: "my-locks", prefix: "locks/" })', 'an ARN'],
+    ['s3://my-locks', 's3Store({ bucket: "my-locks" })', 'a URL'],
+    ['s3://my-locks/locks/', 's3Store({ bucket: "my-locks", prefix: "locks/" })', 'a URL'],
+  ])('refuses the bucket %s, and says to pass %s', (bucket, instead, kind) => {
+    const c = client();
+    const requests = countRequests(c);
+    expect(() => s3Store({ client: c, bucket })).toThrow(LockConfigError);
+    expect(() => s3Store({ client: c, bucket })).toThrow(
+      `s3Store \`bucket\` must be the bucket's name, not ${kind}: got ${JSON.stringify(bucket)}. Pass ${instead}.`,
+    );
+    expect(requests.count).toBe(0);
+  });
+
+  it('takes an access point ARN, which the SDK accepts as a bucket', () => {
+    const arn = 'arn:aws:s3:us-east-1:123456789012:accesspoint/locks';
+    expect(s3Store({ client: client(), bucket: arn }).kind).toBe('s3');
+  });
 });
 
 describe('s3Store errors', () => {

@@ -43,8 +43,8 @@ export function listCases<Store>(run: LockRun<Store>): void {
       const heldLock = await holder.acquire(held, { context: 'listed' });
       await (await holder.acquire(free)).release();
       // Not renewed, like a crashed holder's: its lease runs out and nobody takes it over.
-      const stale = await holder.acquire(expired, { leaseMs: 300, heartbeatMs: false });
-      await delay(600);
+      const stale = await holder.acquire(expired, { leaseMs: 1000, heartbeatMs: false });
+      await delay(1300);
       expect(stale.isHeld).toBe(false);
 
       const reader = client();

@@ -14,7 +14,7 @@ export function clockCases<Store>(run: LockRun<Store>): void {
     ),
     async () => {
       const key = uniqueKey('untrusted');
-      const leaseMs = 500;
+      const leaseMs = 1000;
       if (limits.untrustedClock) {
         expect(() => client({ leaseMs, clock: 'untrusted' })).toThrow(LockConfigError);
         expect(() => client({ leaseMs, clock: { mode: 'untrusted', time: skewed(leaseMs) } })).toThrow(

@@ -38,8 +38,8 @@ export function exclusivityCases<Store>(run: LockRun<Store>): void {
 
   test('a lease that is not renewed expires and is taken over with a higher token', async () => {
     const key = uniqueKey('expiry');
-    const a = client({ leaseMs: 400, heartbeatMs: false });
-    const b = client({ leaseMs: 400 });
+    const a = client({ leaseMs: 1000, heartbeatMs: false });
+    const b = client({ leaseMs: 1000 });
     const first = await a.acquire(key);
     expect(await b.tryAcquire(key)).toBeNull();
     const second = await b.acquire(key, { waitMs: 5000 });
@@ -89,7 +89,7 @@ export function exclusivityCases<Store>(run: LockRun<Store>): void {
     async () => {
       const key = uniqueKey('fail-closed');
       const a = client({ leaseMs: Number.POSITIVE_INFINITY });
-      const b = client({ leaseMs: 300 });
+      const b = client({ leaseMs: 1000 });
       const lock = await a.acquire(key);
       expect(lock.expiresAt).toBeNull();
       await delay(500);
@@ -108,7 +108,7 @@ export function exclusivityCases<Store>(run: LockRun<Store>): void {
     const terms: Array<{ who: number; token: number }> = [];
     const demotions: Array<{ who: number; reason: string }> = [];
     const campaigners = [0, 1, 2].map((who) => {
-      const campaignClient = client({ leaseMs: 600, heartbeatMs: 150 });
+      const campaignClient = client({ leaseMs: 1000, heartbeatMs: 150 });
       return campaignClient.campaign(key, {
         onElected: (lock) => {
           terms.push({ who, token: lock.fencingToken });

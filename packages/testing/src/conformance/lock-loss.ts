@@ -10,8 +10,8 @@ export function lossCases<Store>(run: LockRun<Store>): void {
 
   test(title('the loss signal fires when the record is stolen', limits.newHolderInLoss), async () => {
     const key = uniqueKey('stolen');
-    const a = client({ leaseMs: 600, heartbeatMs: 100 });
-    const b = client({ leaseMs: 600 });
+    const a = client({ leaseMs: 1000, heartbeatMs: 100 });
+    const b = client({ leaseMs: 1000 });
     const lost: Error[] = [];
     const lock = await a.acquire(key, { onLost: (error) => lost.push(error) });
     expect(await b.forceRelease(key)).toBe(true);
@@ -28,7 +28,7 @@ export function lossCases<Store>(run: LockRun<Store>): void {
 
   test('the loss signal fires when renewals keep failing', async () => {
     const key = uniqueKey('renew-fails');
-    const a = client({ leaseMs: 600, heartbeatMs: 100, retry: { attempts: 2, baseMs: 10, maxMs: 20 } });
+    const a = client({ leaseMs: 1000, heartbeatMs: 100, retry: { attempts: 2, baseMs: 10, maxMs: 20 } });
     const lock = await a.acquire(key);
     const heal = run.backend().breakWrites();
     try {
@@ -43,9 +43,9 @@ export function lossCases<Store>(run: LockRun<Store>): void {
 
   test('a holder whose event loop was blocked past its lease loses the lock before running on', async () => {
     const key = uniqueKey('paused');
-    const a = client({ leaseMs: 300, heartbeatMs: 100 });
+    const a = client({ leaseMs: 1000, heartbeatMs: 100 });
     const lock = await a.acquire(key);
-    const until = performance.now() + 600;
+    const until = performance.now() + 1300;
     while (performance.now() < until) {
       // a synchronous stall: no timer, no renewal can run
     }
@@ -57,7 +57,7 @@ export function lossCases<Store>(run: LockRun<Store>): void {
 
   test('withLock releases when fn throws and reports a loss that happened while fn ran', async () => {
     const key = uniqueKey('with-lock');
-    const a = client({ leaseMs: 500, heartbeatMs: 100 });
+    const a = client({ leaseMs: 1000, heartbeatMs: 100 });
     const b = client();
     await expect(a.withLock(key, () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect((await b.inspect(key)).state).toBe('free');

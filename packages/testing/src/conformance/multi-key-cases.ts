@@ -63,7 +63,7 @@ export function multiKeyCases<Store>(run: LockRun<Store>): void {
 
   test("a set's signal aborts when any of its locks is lost; release() still frees the others", async () => {
     const [kept, stolen] = keysFor('all-lost', ['kept', 'stolen']) as [string, string];
-    const holder = client({ leaseMs: 600, heartbeatMs: 100 });
+    const holder = client({ leaseMs: 1000, heartbeatMs: 100 });
     const operator = client();
     const set = await holder.acquireAll([kept, stolen]);
     expect(await operator.forceRelease(stolen)).toBe(true);

@@ -107,7 +107,7 @@ export function semaphoreSlotCases<Store>(run: LockRun<Store>): void {
 
   test('a slot resumed by handle in another client stays held there and is renewed by it', async () => {
     const key = uniqueKey('semaphore-resume');
-    const leaseMs = 900;
+    const leaseMs = 1000;
     const a = client({ leaseMs, heartbeatMs: false });
     const b = client({ leaseMs, heartbeatMs: 150 });
     const c = client({ leaseMs });
