@@ -376,16 +376,16 @@ async function teeth(line, byShort) {
       }
       const file = join(base, mutant.file);
       const original = readFileSync(file, 'utf8');
-      let rebuilt = false;
       try {
         const applied = await settle(async () => mutant.apply(file, original));
         if (!applied.ok) {
           report(name, false, `could not break it: ${applied.detail}`);
           continue;
         }
-        // An app that bundles carries the broken copy only once built again (and again after).
-        rebuilt = Boolean(app?.build) && (mutant.kind === 'run' || mutant.kind === 'build');
-        const built = rebuilt ? await settle(() => app.build()) : { ok: true };
+        // An app that bundles carries the broken copy only once built again. Every such mutant
+        // builds first, so none runs the bundles of the one before; teeth is the last phase.
+        const rebuild = Boolean(app?.build) && (mutant.kind === 'run' || mutant.kind === 'build');
+        const built = rebuild ? await settle(() => app.build()) : { ok: true };
         const outcome =
           mutant.kind === 'build'
             ? built
@@ -407,7 +407,6 @@ async function teeth(line, byShort) {
         );
       } finally {
         writeFileSync(file, original);
-        if (rebuilt) app.built = (await settle(() => app.build())).ok;
       }
     }
   } finally {

@@ -1,7 +1,7 @@
 // Mutants for `run.mjs --teeth`: each breaks one file of an INSTALLED or UNPACKED copy of a
 // package (in the temp directory, never the repo) in a way that one check must notice:
 //   kind 'run'      the app's check on a Node line must fail (an app with its own build is
-//                   built again with the broken copy first, and once more after restoring it)
+//                   built again with the broken copy first)
 //   kind 'compile'  the app's first tsc project must fail
 //   kind 'build'    the app's own build (the Lambda apps bundle with esbuild) must fail
 //   kind 'readme'   the README link check of that package's tarball must fail

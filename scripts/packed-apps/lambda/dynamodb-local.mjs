@@ -10,7 +10,10 @@ const client = new DynamoDBClient({ endpoint: ddb.endpoint });
 await ensureLockTable(client, { table: process.argv[3] });
 client.destroy();
 console.log(`READY ${JSON.stringify({ endpoint: ddb.endpoint })}`);
+// Nothing else keeps this process alive while it waits for SIGTERM.
+const alive = setInterval(() => {}, 60_000);
 process.once('SIGTERM', async () => {
+  clearInterval(alive);
   await ddb.stop();
   process.exit(0);
 });
