@@ -142,6 +142,34 @@ export function withLock(processor) {
     ),
   },
   {
+    // The usual ES module banner declares createRequire: a named import of it hoisted into the
+    // same bundle is a second declaration, and the bundle fails to load.
+    kind: 'run',
+    app: 'lambda',
+    what: "a named createRequire import in @latch/core's ES module build",
+    file: 'node_modules/@latch/core/dist/telemetry/own-require.js',
+    apply: (file, original) => {
+      const lookup = "globalThis.process?.getBuiltinModule?.('node:module')";
+      if (!original.includes(lookup)) throw new Error(`${file} changed shape: no ${lookup} to replace`);
+      writeFileSync(
+        file,
+        `import { createRequire } from 'node:module';\n${original.replace(lookup, '{ createRequire }')}`,
+      );
+    },
+  },
+  {
+    // What core's telemetry did until it looked for the API's globals: in a bundle, no spans.
+    kind: 'run',
+    app: 'lambda',
+    what: "@latch/core's telemetry blind to the globals of a bundled @opentelemetry/api",
+    file: 'node_modules/@latch/core/dist/telemetry/otel-globals.js',
+    apply: (file, original) => {
+      const opening = 'export function readOtelGlobals() {';
+      if (!original.includes(opening)) throw new Error(`${file} changed shape: no ${opening}`);
+      writeFileSync(file, original.replace(opening, `${opening}\n    return undefined;`));
+    },
+  },
+  {
     // What core's store loaders did until each SDK's import() could be left out by a bundler.
     kind: 'build',
     app: 'lambda-one-client',

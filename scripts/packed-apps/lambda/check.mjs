@@ -137,7 +137,7 @@ async function esbuild(app, entry, outfile, flags) {
   const said = `${result.stdout}${result.stderr}`.trim();
   expect(
     result.code === 0 && said === '',
-    `esbuild ${[...args, ...flags].join(' ')} exited ${result.code}${said ? ` and printed:\n    ${said.split('\n').slice(0, 20).join('\n    ')}` : ''}`,
+    `esbuild exited ${result.code}${said ? `: ${said.split('\n').slice(0, 20).join('\n    ')}` : ''}\n    (esbuild ${[...args, ...flags].join(' ')})`,
   );
   return result.ms;
 }
