@@ -139,6 +139,7 @@ describe('README examples', () => {
       const held = await observer.acquire('orders/o-1');
       const waited = await handler({ orderId: 'o-1' }, secondsLeft(3.5)).catch((e: unknown) => e);
       expect(waited).toBeInstanceOf(LockTimeoutError);
+      expect((waited as Error).message).toContain('Timed out after 500 ms');
       await held.release();
       // Too little time left for the work: no lock taken at all.
       await expect(handler({ orderId: 'o-1' }, secondsLeft(2.5))).rejects.toThrow(
