@@ -5,10 +5,10 @@ import { missingPackageError, optionalModule } from './optional-module.js';
  *
  * Why a literal `import()` inside try/await, in a file of its own: a bundler must see the
  * package's name to bundle it for an app that installed it, and must be able to leave it out
- * for an app that did not. Bundlers treat an import whose failure the code handles as allowed
- * to be missing (esbuild: inside `try` with `await`, or with `.catch()`; rollup and rolldown
- * leave any unresolved import to run time); the import then fails at run time, here, into the
- * LockConfigError naming the package. A specifier hidden in a variable would build everywhere
+ * for an app that did not. esbuild and rolldown take an `await import()` inside `try` as allowed
+ * to be missing: they bundle the package when it is there and otherwise leave the import, with
+ * no warning, to run time (rollup leaves any unresolved import to run time, with a warning).
+ * It then fails here, into the LockConfigError naming the package. A specifier hidden in a variable would build everywhere
  * too, but no bundler could then bundle the SDK, and a deployment without node_modules could
  * never load it. One file per SDK, so that a bundle that uses no S3 store tree-shakes it away.
  */
