@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { LockConfigError } from '../../src/shared/errors.js';
 import { missingPackageError, optionalModule } from '../../src/stores/optional-module.js';
@@ -35,6 +36,18 @@ describe('missingPackageError', () => {
     expect((error as Error).message).toBe(
       'This store needs the package @aws-sdk/client-s3; install it next to @latch/core.',
     );
+  });
+
+  it('says the same when a require finds nothing (the CommonJS build loads the SDK with require)', () => {
+    let failure: unknown;
+    try {
+      createRequire(import.meta.url)('@latch/no-such-package-for-this-test');
+    } catch (error) {
+      failure = error;
+    }
+    const error = missingPackageError('@aws-sdk/client-dynamodb', failure);
+    expect(error).toBeInstanceOf(LockConfigError);
+    expect((error as Error).message).toContain('@aws-sdk/client-dynamodb; install it next to @latch/core');
   });
 
   it('leaves any other failure as it is', () => {
