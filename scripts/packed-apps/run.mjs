@@ -9,6 +9,7 @@
 //   node scripts/packed-apps/run.mjs --keep        leave the temp directory for a look
 //   node scripts/packed-apps/run.mjs --teeth       then break installed copies on purpose
 //                                                  (never the repo) and expect checks to fail
+//   node scripts/packed-apps/run.mjs --only lambda  only these apps (comma-separated), for work on them
 //
 // One line per check ("ok nest-cjs on node 24: ..." or "FAIL ..."), then
 // "Packed apps: N passed, N failed".
@@ -29,6 +30,7 @@ import { bullmqApp } from './bullmq/check.mjs';
 import { cliApp } from './cli/check.mjs';
 import { dynamoTypes } from './dynamo-types/check.mjs';
 import { expressApp } from './express/check.mjs';
+import { lambdaApp, lambdaOneClientApp } from './lambda/check.mjs';
 import { CheckFailure, cleanEnv, errorLine, expect, lineEnv, pool, run, seconds, stopAll } from './lib.mjs';
 import { nestCjs, nestEsm } from './nest/check.mjs';
 import {
@@ -48,11 +50,25 @@ const { values: flags } = parseArgs({
     keep: { type: 'boolean', default: false },
     'skip-build': { type: 'boolean', default: false },
     teeth: { type: 'boolean', default: false },
+    only: { type: 'string' },
   },
 });
 
 /** Every app, in the order their lines are printed; testing provides the backends. */
-const apps = [testingApp, nestEsm, nestCjs, expressApp, dynamoTypes, bullmqApp, cliApp];
+const allApps = [
+  testingApp,
+  nestEsm,
+  nestCjs,
+  expressApp,
+  dynamoTypes,
+  bullmqApp,
+  cliApp,
+  lambdaApp,
+  lambdaOneClientApp,
+];
+/** `--only a,b`: those apps (and testing, for the backends), to work on a few; CI runs them all. */
+const only = flags.only?.split(',');
+const apps = only ? allApps.filter((app) => app === testingApp || only.includes(app.name)) : allApps;
 const lines = availableNodeLines();
 const began = Date.now();
 const work = mkdtempSync(join(tmpdir(), 'latch-packed-apps-'));
@@ -82,6 +98,8 @@ async function settle(fn) {
 }
 
 async function finish(code) {
+  // Services an app started for every line (DynamoDB Local for the Lambda apps), then the rest.
+  await Promise.all(apps.map((app) => settle(async () => app.shutdown?.())));
   await stopAll();
   if (flags.keep) console.log(`packed-apps: kept ${work}`);
   else rmSync(work, { recursive: true, force: true });
@@ -203,6 +221,8 @@ async function installAndCompile(app, byShort) {
     const ok = await check(`compile ${spec.label}`, () => compileProject(app, spec));
     app.compiled &&= ok;
   }
+  // An app that builds its own way (the Lambda apps bundle with esbuild), once for every line.
+  if (app.build) app.built = await check(`build ${app.name}`, () => app.build());
 }
 
 /** The app's own tsc (run by this Node), on one of its projects: no errors. */
@@ -271,6 +291,7 @@ function appEnv(app, line, backends) {
 /** Whether an app can run its check, or why not. */
 function runnable(app) {
   if (!app.installed) return 'not run: its install failed';
+  if (app.build && !app.built) return 'not run: its build failed';
   if (app.compile && !existsSync(join(app.dir, 'dist', 'main.js')))
     return 'not run: tsc emitted no dist/main.js';
   return null;
@@ -296,7 +317,8 @@ async function runApp(app, line, backends) {
 /** Starts the backends on this line, runs every app's check side by side, stops the backends. */
 async function runLine(line) {
   const name = `backends on node ${line.major}`;
-  const runners = apps.filter((app) => app.check);
+  // An app may run on some lines only (the Lambda apps: the lines Lambda has a runtime for).
+  const runners = apps.filter((app) => app.check && (!app.lines || app.lines.includes(line.major)));
   if (!testingApp.installed) {
     report(name, false, 'not run: @latch/testing did not install');
     for (const app of runners) report(`${app.name} on node ${line.major}`, false, 'not run: no backends');
@@ -335,7 +357,9 @@ async function teeth(line, byShort) {
   }
   const backends = started.detail;
   try {
-    for (const mutant of mutants) {
+    for (const mutant of mutants.filter(
+      (m) => !only || m.kind === 'readme' || apps.some((a) => a.name === m.app),
+    )) {
       const app = apps.find((a) => a.name === mutant.app);
       const pkg = byShort[mutant.package];
       const name = `teeth ${mutant.kind} ${app?.name ?? pkg?.name} with ${mutant.what}`;
@@ -343,6 +367,7 @@ async function teeth(line, byShort) {
       const why = {
         readme: pkg?.packed ? null : 'not run: no tarball',
         compile: app?.installed ? null : 'not run: its install failed',
+        build: app?.installed ? null : 'not run: its install failed',
         run: app ? runnable(app) : 'not run: no such app',
       }[mutant.kind];
       if (why || !base) {
@@ -357,12 +382,20 @@ async function teeth(line, byShort) {
           report(name, false, `could not break it: ${applied.detail}`);
           continue;
         }
+        // An app that bundles carries the broken copy only once built again. Every such mutant
+        // builds first, so none runs the bundles of the one before; teeth is the last phase.
+        const rebuild = Boolean(app?.build) && (mutant.kind === 'run' || mutant.kind === 'build');
+        const built = rebuild ? await settle(() => app.build()) : { ok: true };
         const outcome =
-          mutant.kind === 'run'
-            ? await runApp(app, line, backends)
-            : mutant.kind === 'compile'
-              ? await settle(() => compileProject(app, app.compile[0]))
-              : await settle(async () => checkReadmeLinks(pkg));
+          mutant.kind === 'build'
+            ? built
+            : !built.ok
+              ? { ok: false, detail: `its build failed: ${built.detail}` }
+              : mutant.kind === 'run'
+                ? await runApp(app, line, backends)
+                : mutant.kind === 'compile'
+                  ? await settle(() => compileProject(app, app.compile[0]))
+                  : await settle(async () => checkReadmeLinks(pkg));
         // The failure's first line, and the error that caused it when that is further down.
         const [first, ...rest] = outcome.detail.split('\n').map((l) => l.trim());
         const cause = errorLine(rest);

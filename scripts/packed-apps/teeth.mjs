@@ -1,7 +1,9 @@
 // Mutants for `run.mjs --teeth`: each breaks one file of an INSTALLED or UNPACKED copy of a
 // package (in the temp directory, never the repo) in a way that one check must notice:
-//   kind 'run'      the app's check on a Node line must fail
+//   kind 'run'      the app's check on a Node line must fail (an app with its own build is
+//                   built again with the broken copy first)
 //   kind 'compile'  the app's first tsc project must fail
+//   kind 'build'    the app's own build (the Lambda apps bundle with esbuild) must fail
 //   kind 'readme'   the README link check of that package's tarball must fail
 import { writeFileSync } from 'node:fs';
 
@@ -128,5 +130,60 @@ export function withLock(processor) {
     what: 'a relative link in the packed README',
     file: 'README.md',
     apply: append('See [the core README](../core/README.md) and [its API](../core/README.md#api).'),
+  },
+  {
+    // What core's ES module build did until it made its require() on first use.
+    kind: 'run',
+    app: 'lambda',
+    what: "a top-level import.meta in @latch/core's ES module build",
+    file: 'node_modules/@latch/core/dist/telemetry/own-require.js',
+    apply: append(
+      "import { createRequire } from 'node:module';\nexport const ownRequireAtLoad = createRequire(import.meta.url);",
+    ),
+  },
+  {
+    // The usual ES module banner declares createRequire: a named import of it hoisted into the
+    // same bundle is a second declaration, and the bundle fails to load.
+    kind: 'run',
+    app: 'lambda',
+    what: "a named createRequire import in @latch/core's ES module build",
+    file: 'node_modules/@latch/core/dist/telemetry/own-require.js',
+    apply: (file, original) => {
+      const lookup = "globalThis.process?.getBuiltinModule?.('node:module')";
+      if (!original.includes(lookup)) throw new Error(`${file} changed shape: no ${lookup} to replace`);
+      writeFileSync(
+        file,
+        `import { createRequire } from 'node:module';\n${original.replace(lookup, '{ createRequire }')}`,
+      );
+    },
+  },
+  {
+    // What core's telemetry did until it looked for the API's globals: in a bundle, no spans.
+    kind: 'run',
+    app: 'lambda',
+    what: "@latch/core's telemetry blind to the globals of a bundled @opentelemetry/api",
+    file: 'node_modules/@latch/core/dist/telemetry/otel-globals.js',
+    apply: (file, original) => {
+      const opening = 'export function readOtelGlobals() {';
+      if (!original.includes(opening)) throw new Error(`${file} changed shape: no ${opening}`);
+      writeFileSync(file, original.replace(opening, `${opening}\n    return undefined;`));
+    },
+  },
+  {
+    // What core's store loaders did until each SDK's import() could be left out by a bundler.
+    kind: 'build',
+    app: 'lambda-one-client',
+    what: "@latch/core's S3 SDK loaded by an import() whose failure it does not handle",
+    file: 'node_modules/@latch/core/dist/stores/s3-sdk.js',
+    apply: append("export const loadS3SdkUnguarded = () => import('@aws-sdk/client-s3');"),
+  },
+  {
+    kind: 'build',
+    app: 'lambda',
+    what: '@latch/core without "sideEffects": false (a memory-only bundle carries the AWS SDK)',
+    file: 'node_modules/@latch/core/package.json',
+    apply: editManifest((manifest) => {
+      delete manifest.sideEffects;
+    }),
   },
 ];

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { startDynamoDBLocal, startS3Server } from '@latch/testing';
-import { describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { chargeInvoice } from '../examples/dynamodb-invoice.js';
 import { exportsPerCustomer } from '../examples/export-limit.js';
 import { acquireInJobOne, releaseInJobTwo } from '../examples/handoff.js';
@@ -11,7 +11,7 @@ import { quickStart } from '../examples/quick-start.js';
 import { deployOnce } from '../examples/s3-deploy-lock.js';
 import { migrateOnce } from '../examples/s3-list-lock.js';
 import { transfer } from '../examples/transfer.js';
-import { ensureLockTable, LockClient, memoryStore } from '../src/index.js';
+import { dynamoStore, ensureLockTable, LockClient, LockTimeoutError, memoryStore } from '../src/index.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const example = (name: string) =>
@@ -27,6 +27,7 @@ describe('README examples', () => {
     's3-list-lock.ts',
     'export-limit.ts',
     'transfer.ts',
+    'lambda.ts',
   ])('README shows %s exactly as tested', (name) => {
     expect(readme).toContain(example(name));
   });
@@ -81,24 +82,72 @@ describe('README examples', () => {
     s3.destroy();
   });
 
-  test('DynamoDB invoice', async () => {
-    const ddb = await startDynamoDBLocal();
-    const dynamodb = new DynamoDBClient({
-      endpoint: ddb.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
-    });
-    try {
+  describe('on DynamoDB Local', () => {
+    let ddb: Awaited<ReturnType<typeof startDynamoDBLocal>>;
+    let dynamodb: DynamoDBClient;
+    beforeAll(async () => {
+      ddb = await startDynamoDBLocal();
+      dynamodb = new DynamoDBClient({
+        endpoint: ddb.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
+      });
       await ensureLockTable(dynamodb, { table: 'locks' });
+    });
+    afterAll(async () => {
+      dynamodb?.destroy();
+      await ddb?.stop();
+    });
+
+    test('DynamoDB invoice', async () => {
       const charges = await Promise.all([
         chargeInvoice(dynamodb, 'locks', 'inv-1'),
         chargeInvoice(dynamodb, 'locks', 'inv-1'),
       ]);
       expect(charges.sort((x, y) => x - y)).toEqual([1250, 2500]);
-    } finally {
-      dynamodb.destroy();
-      await ddb.stop();
-    }
+    });
+
+    test('Lambda handler', async () => {
+      // What the Lambda runtime gives the function: its environment, and a context per invocation.
+      Object.assign(process.env, {
+        LOCK_TABLE: 'locks',
+        AWS_ENDPOINT_URL_DYNAMODB: ddb.endpoint,
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'x',
+        AWS_SECRET_ACCESS_KEY: 'y',
+      });
+      const { handler } = await import('../examples/lambda.js');
+      const secondsLeft = (seconds: number) => ({ getRemainingTimeInMillis: () => seconds * 1000 });
+      const observer = new LockClient({ store: dynamoStore({ client: dynamodb, table: 'locks' }) });
+
+      const invokedAt = Date.now();
+      const results = await Promise.all([
+        handler({ orderId: 'o-1' }, secondsLeft(10)),
+        handler({ orderId: 'o-1' }, secondsLeft(10)),
+      ]);
+      const answeredAt = Date.now();
+      expect(results.map((r) => r.fencingToken).sort()).toEqual([1, 2]);
+      // The lease is what was left of the invocation (10 s less the 1 s kept back).
+      for (const { leaseEndsAt } of results) {
+        expect(leaseEndsAt).toBeGreaterThanOrEqual(invokedAt + 9000);
+        expect(leaseEndsAt).toBeLessThanOrEqual(answeredAt + 9000);
+      }
+      // Released before the handler returned.
+      expect((await observer.inspect('orders/o-1')).state).toBe('free');
+
+      // The wait is what is left once the work (2 s) is provided for: 3.5 s left, 0.5 s of wait.
+      const held = await observer.acquire('orders/o-1');
+      const waited = await handler({ orderId: 'o-1' }, secondsLeft(3.5)).catch((e: unknown) => e);
+      expect(waited).toBeInstanceOf(LockTimeoutError);
+      expect((waited as Error).message).toContain('Timed out after 500 ms');
+      await held.release();
+      // Too little time left for the work: no lock taken at all.
+      await expect(handler({ orderId: 'o-1' }, secondsLeft(2.5))).rejects.toThrow(
+        '1500 ms left, the work needs 2000 ms',
+      );
+      // Neither took the lock after the observer's hold.
+      expect((await observer.inspect('orders/o-1')).fencingToken).toBe(held.fencingToken);
+    });
   });
 
   test('leader election', async () => {

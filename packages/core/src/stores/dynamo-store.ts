@@ -29,7 +29,7 @@ import {
   recordAttributes,
   s,
 } from './dynamo-item-codec.js';
-import { loadDynamoSdk } from './optional-module.js';
+import { loadDynamoSdk } from './dynamo-sdk.js';
 
 export interface DynamoStoreOptions {
   /** Your DynamoDB client (region, credentials, endpoint are yours to configure). */

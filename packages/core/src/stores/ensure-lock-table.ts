@@ -8,7 +8,7 @@ import type { DynamoDBClientLike } from './aws-client.js';
 import { classifyAwsError } from './aws-error-kind.js';
 import { type AwsOperation, toLockStoreError } from './aws-errors.js';
 import { checkKeyAttributeNames } from './dynamo-item-codec.js';
-import { loadDynamoSdk } from './optional-module.js';
+import { loadDynamoSdk } from './dynamo-sdk.js';
 
 export interface EnsureLockTableOptions {
   table: string;

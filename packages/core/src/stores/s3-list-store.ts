@@ -8,8 +8,8 @@ import { trackAttempts } from './aws-attempts.js';
 import type { S3ClientLike } from './aws-client.js';
 import { classifyAwsError } from './aws-error-kind.js';
 import { toLockStoreError } from './aws-errors.js';
-import { loadS3Sdk } from './optional-module.js';
 import { checkS3Location, S3_KEY_BYTES, type S3Location, s3Operations } from './s3-location.js';
+import { loadS3Sdk } from './s3-sdk.js';
 
 export interface S3ListStoreOptions {
   /** Your S3 client (region, credentials, endpoint are yours to configure). */

@@ -6,11 +6,17 @@ import {
   LockTimeoutError,
 } from '../shared/errors.js';
 import type { LockEvent } from '../shared/lock-events.js';
-import { latchVersion, loadOtelApi, type OtelApi } from './otel-api.js';
+import { latchVersion, type OtelApi } from './otel-api.js';
+import { bindOtel, type OtelBinding } from './otel-binding.js';
 import type { SpanAttributes } from './span-attributes.js';
 import type { TelemetryOptions } from './telemetry-options.js';
 
 type Attributes = OtelApi.Attributes;
+
+// The values of the API's SpanKind.INTERNAL and SpanStatusCode.ERROR (fixed by the OpenTelemetry
+// specification): written here, since the API itself may be out of reach (otel-binding.ts).
+const INTERNAL = 0 as OtelApi.SpanKind;
+const ERROR = 2 as OtelApi.SpanStatusCode;
 
 /** How an acquire(), tryAcquire() or withLock() call ended; `latch.acquire.outcome`. */
 export type AcquireOutcome = 'acquired' | 'busy' | 'timeout' | 'cancelled' | 'store_error' | 'error';
@@ -56,17 +62,15 @@ export class LockTelemetry {
   private readonly holds = new Map<string, Hold>();
 
   constructor(
-    private readonly api: typeof OtelApi,
+    private readonly otel: OtelBinding,
     private readonly options: TelemetryOptions,
     private readonly storeKind: string,
     /** The client's monotonic clock, in ms. */
     private readonly monotonic: () => number,
   ) {
     const version = latchVersion();
-    const tracerProvider = (options.tracerProvider ?? api.trace) as OtelApi.TracerProvider;
-    const meterProvider = (options.meterProvider ?? api.metrics) as OtelApi.MeterProvider;
-    this.tracer = tracerProvider.getTracer('@latch/core', version);
-    const meter = meterProvider.getMeter('@latch/core', version);
+    this.tracer = otel.tracerProvider.getTracer('@latch/core', version);
+    const meter = otel.meterProvider.getMeter('@latch/core', version);
     this.waitDuration = meter.createHistogram('latch.lock.wait.duration', {
       unit: 's',
       description: 'Time from an acquire call to its outcome (acquired, busy, timeout, cancelled, error).',
@@ -99,12 +103,12 @@ export class LockTelemetry {
 
   /** Starts recording an acquire call for `key`, from now. */
   attempt(key: string, attributes: SpanAttributes | undefined, limit: number): AttemptRecorder {
-    const parent = this.guard(() => this.api.context.active());
+    const parent = this.guard(() => this.otel.activeContext());
     const startedAt = this.monotonic();
     const span = this.guard(() =>
       this.tracer.startSpan(
         'latch.acquire',
-        { kind: this.api.SpanKind.INTERNAL, attributes: this.spanAttributes(key, attributes, limit) },
+        { kind: INTERNAL, attributes: this.spanAttributes(key, attributes, limit) },
         parent,
       ),
     );
@@ -120,7 +124,7 @@ export class LockTelemetry {
         if (!span) return;
         span.setAttributes({ 'latch.acquire.outcome': outcome, ...extra });
         if (outcome === 'store_error' || outcome === 'error') {
-          span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: errorMessage(error) });
+          span.setStatus({ code: ERROR, message: errorMessage(error) });
         }
         span.end();
       });
@@ -186,7 +190,7 @@ export class LockTelemetry {
       }
     });
     const span = hold.span;
-    if (span) this.guard(() => endHoldSpan(this.api, span, event.type === 'lost' ? event.error : undefined));
+    if (span) this.guard(() => endHoldSpan(span, event.type === 'lost' ? event.error : undefined));
   }
 
   /**
@@ -203,7 +207,7 @@ export class LockTelemetry {
     const span = this.tracer.startSpan(
       'latch.hold',
       {
-        kind: this.api.SpanKind.INTERNAL,
+        kind: INTERNAL,
         attributes: {
           ...this.spanAttributes(lock.key, attributes, limit),
           'latch.lock.fencing_token': lock.fencingToken,
@@ -214,7 +218,7 @@ export class LockTelemetry {
     );
     const hold = this.holds.get(holdId(lock.key, lock.fencingToken));
     if (hold) hold.span = span;
-    else endHoldSpan(this.api, span, lock.signal.aborted ? lock.signal.reason : undefined);
+    else endHoldSpan(span, lock.signal.aborted ? lock.signal.reason : undefined);
   }
 
   private spanAttributes(key: string, extra: SpanAttributes | undefined, limit: number): Attributes {
@@ -248,11 +252,11 @@ export class LockTelemetry {
   }
 }
 
-function endHoldSpan(api: typeof OtelApi, span: OtelApi.Span, lostBy: unknown): void {
+function endHoldSpan(span: OtelApi.Span, lostBy: unknown): void {
   span.setAttribute('latch.hold.outcome', lostBy === undefined ? 'released' : 'lost');
   if (lostBy !== undefined) {
     span.setAttribute('latch.lost.reason', lossReason(lostBy));
-    span.setStatus({ code: api.SpanStatusCode.ERROR, message: errorMessage(lostBy) });
+    span.setStatus({ code: ERROR, message: errorMessage(lostBy) });
   }
   span.end();
 }
@@ -280,8 +284,9 @@ function errorMessage(error: unknown): string | undefined {
 }
 
 /**
- * A client's telemetry, or undefined when it is off: turned off by the caller, or
- * @opentelemetry/api is not installed, or its providers fail while setting up.
+ * A client's telemetry, or undefined when it is off: turned off by the caller, or there is
+ * nothing to record to (no @opentelemetry/api, no globals registered through a bundled copy
+ * of it, no provider passed in), or the providers fail while setting up.
  */
 export function createLockTelemetry(
   options: TelemetryOptions | false,
@@ -289,10 +294,10 @@ export function createLockTelemetry(
   monotonic: () => number,
 ): LockTelemetry | undefined {
   if (options === false) return undefined;
-  const api = loadOtelApi();
-  if (!api) return undefined;
   try {
-    return new LockTelemetry(api, options, storeKind, monotonic);
+    const otel = bindOtel(options);
+    if (!otel) return undefined;
+    return new LockTelemetry(otel, options, storeKind, monotonic);
   } catch {
     return undefined;
   }
