@@ -3,6 +3,7 @@ import { inspectLock, type Lock } from '../src/client/lock.js';
 import type { AcquireOptions } from '../src/client/lock-options.js';
 import type { LockSet } from '../src/client/lock-set.js';
 import { LockConfigError, LockStoreError } from '../src/shared/errors.js';
+import { MIN_LEASE_MS } from '../src/shared/validation.js';
 import {
   type Checker,
   type DataOutcome,
@@ -629,7 +630,8 @@ export class Workload {
 
   private async extend(entry: HandedLock, client: SimClient): Promise<void> {
     const lease = entry.leaseMs > 0 ? entry.leaseMs : client.config.leaseMs;
-    const ms = this.rng.chance(0.5) ? this.rng.real(1, 3) * lease : this.rng.real(0.3, 0.95) * lease;
+    const drawn = this.rng.chance(0.5) ? this.rng.real(1, 3) * lease : this.rng.real(0.3, 0.95) * lease;
+    const ms = Math.max(MIN_LEASE_MS, drawn); // a shorter lease is refused before any request
     this.op('extend', client, entry.key, `${Math.round(ms)} ms by ${entry.lockId}`);
     try {
       // Recorded before the write: from the moment it is sent, the store may hold the longer lease.

@@ -55,6 +55,19 @@ describe('a lease under 1000 ms', () => {
     expect(requests()).toBe(0);
   });
 
+  test('is refused by extend(ms) too, before any request, and the lock stays held as it was', async () => {
+    const { store, requests } = countingStore();
+    const lock = await client(store).acquire('k');
+    const before = requests();
+    await expect(lock.extend(30)).rejects.toThrow(
+      /^extend\(ms\) must be at least 1000 milliseconds, got 30\. It is in milliseconds: for a lease of 30 seconds, pass 30000\.$/,
+    );
+    expect(requests()).toBe(before);
+    expect(lock.isHeld).toBe(true);
+    await lock.extend(1000);
+    await lock.release();
+  });
+
   test('stops at 1000 ms: that lease, and a fail-closed one, are taken', async () => {
     const { store } = countingStore();
     const lock = await client(store, 1000).acquire('k');

@@ -1,7 +1,7 @@
 import { MAX_LIMIT } from '../engine/cas/slot-records.js';
 import { type Contender, type LeaseEngine, type LeaseTerms, newContender } from '../engine/lease-engine.js';
 import { LockConfigError } from '../shared/errors.js';
-import { checkContext, checkDuration, checkSignal, describe } from '../shared/validation.js';
+import { checkContext, checkDuration, checkLease, checkSignal, describe } from '../shared/validation.js';
 import { checkSpanAttributes, type SpanAttributes } from '../telemetry/span-attributes.js';
 import type { LockSettings } from './lock.js';
 import { type AcquireOptions, type ResolvedClientSettings, resolveHeartbeat } from './lock-options.js';
@@ -28,9 +28,7 @@ export function prepareAcquire(
 ): AcquireRequest {
   if (typeof options !== 'object' || options === null)
     throw new LockConfigError('Acquire options must be an object.');
-  const leaseMs = checkDuration('leaseMs', options.leaseMs ?? settings.leaseMs, {
-    allowInfinity: true,
-  });
+  const leaseMs = checkLease('leaseMs', options.leaseMs ?? settings.leaseMs);
   engine.checkLeaseMs(leaseMs);
   // A per-call lease without a per-call heartbeat renews at a third of that lease, unless the client turned renewal off.
   const inherited =

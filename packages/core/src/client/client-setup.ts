@@ -7,7 +7,7 @@ import { type LockEventListener, reportEvent } from '../shared/lock-events.js';
 import { checkOptionKeys } from '../shared/option-keys.js';
 import { defaultOwnerId } from '../shared/owner-id.js';
 import { RETRY_OPTION_KEYS, resolveRetry } from '../shared/retry.js';
-import { checkDuration, describe } from '../shared/validation.js';
+import { checkDuration, checkLease, describe } from '../shared/validation.js';
 import { instrumentStore } from '../telemetry/instrumented-store.js';
 import { createLockTelemetry, type LockTelemetry } from '../telemetry/lock-telemetry.js';
 import { checkTelemetryOptions } from '../telemetry/telemetry-options.js';
@@ -51,7 +51,7 @@ export function setUpClient(options: LockClientOptions): ClientSetup {
       'LockClient needs a store: memoryStore(), s3Store({ client, bucket }), dynamoStore({ client, table }) or s3ListStore({ client, bucket }).',
     );
   }
-  const leaseMs = checkDuration('leaseMs', options.leaseMs ?? 30_000, { allowInfinity: true });
+  const leaseMs = checkLease('leaseMs', options.leaseMs ?? 30_000);
   const heartbeatMs = resolveHeartbeat(options.heartbeatMs, leaseMs, 'heartbeatMs');
   const pollMs = checkDuration('pollMs', options.pollMs ?? 1000);
   // One poll's worth: another process's waiter polls when the turn should end (OtherTurn), so a

@@ -8,7 +8,7 @@ import { isUnknownOutcome, LockConfigError, LockLostError, LockNotHeldError } fr
 import type { LockEventReport } from '../shared/lock-events.js';
 import { checkOptionKeys } from '../shared/option-keys.js';
 import type { ScheduledTimer, Scheduler } from '../shared/scheduler.js';
-import { checkDuration, describe } from '../shared/validation.js';
+import { checkLease, describe } from '../shared/validation.js';
 import { encodeHandle } from './handle.js';
 import { lossDeadline } from './lease-deadline.js';
 import { type KeepingTerms, type KeptLock, LeaseKeeper, type LeaseOutcome } from './lease-keeper.js';
@@ -257,7 +257,7 @@ export class Lock<T = unknown> {
 
   /** Renews now for `ms` from now, and renews by `ms` from then on. */
   async extend(ms: number): Promise<void> {
-    const leaseMs = checkDuration('extend(ms)', ms, { allowInfinity: true });
+    const leaseMs = checkLease('extend(ms)', ms);
     this.host.engine.checkLeaseMs(leaseMs);
     if (this.state === 'held') this.cancelReleaseRetry(); // using the lock again: its release is the caller's again
     await this.write(

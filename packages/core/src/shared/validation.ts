@@ -48,7 +48,7 @@ export function checkKeyBytes(key: string, maxBytes: number, where: string): voi
  */
 export const MIN_LEASE_MS = 1000;
 
-/** A duration in ms: finite and > 0, or Infinity when `allowInfinity`; a lease (`leaseMs`) at least MIN_LEASE_MS. */
+/** A duration in ms: finite and > 0, or Infinity when `allowInfinity`. */
 export function checkDuration(name: string, value: unknown, opts: { allowInfinity?: boolean } = {}): number {
   if (typeof value !== 'number' || Number.isNaN(value)) {
     throw new LockConfigError(`${name} must be a number of milliseconds, got ${describe(value)}.`);
@@ -60,12 +60,20 @@ export function checkDuration(name: string, value: unknown, opts: { allowInfinit
       : 'a positive, finite number of milliseconds';
     throw new LockConfigError(`${name} must be ${allowed}, got ${describe(value)}.`);
   }
-  if (name === 'leaseMs' && value < MIN_LEASE_MS) {
+  return value;
+}
+
+/** A lease length in ms (`leaseMs`, `extend(ms)`): at least MIN_LEASE_MS, or Infinity (fail-closed). */
+export function checkLease(name: string, value: unknown): number {
+  const leaseMs = checkDuration(name, value, { allowInfinity: true });
+  if (leaseMs < MIN_LEASE_MS) {
+    const meant = leaseMs * 1000;
+    const fix = name === 'leaseMs' ? `leaseMs: ${meant}` : `${meant}`;
     throw new LockConfigError(
-      `leaseMs must be at least ${MIN_LEASE_MS} milliseconds, got ${value}. It is in milliseconds: for a lease of ${value} seconds, pass leaseMs: ${value * 1000}.`,
+      `${name} must be at least ${MIN_LEASE_MS} milliseconds, got ${leaseMs}. It is in milliseconds: for a lease of ${leaseMs} seconds, pass ${fix}.`,
     );
   }
-  return value;
+  return leaseMs;
 }
 
 /** A wait in ms: 0 (one try), a positive number, or Infinity. */
