@@ -169,6 +169,48 @@ describe.each(stores)('on the %s store', (_name, makeStore) => {
     expect((await store.read('slots'))?.record.holders).toEqual([]);
   }, 30_000);
 
+  test('a holder hands over to a waiting writer in one write: the waiter gets the next token, and releases it', async () => {
+    const inner = makeStore();
+    let writes = 0;
+    const store: LockStore = Object.assign(Object.create(inner) as LockStore, {
+      write: (...args: Parameters<LockStore['write']>) => {
+        writes++;
+        return inner.write(...args);
+      },
+    });
+    const [a, b] = [1, 2].map((n) => driver(store, 'handed', n));
+    const first = await a!.acquire();
+    const second = b!.acquire();
+    await new Promise((resolve) => setTimeout(resolve, 40)); // b looks, finds it held, waits
+    const before = writes;
+    await a!.handOver(b!, { step: 1 });
+    expect(await second).toBe(first + 1);
+    expect(writes - before).toBe(1); // the hand-over is the only write: b did not claim
+    expect(await a!.ended).toBe('handedOver');
+    const record = (await store.read('handed'))!.record;
+    expect(record.holder?.lockId).toMatch(/^L2-/); // the waiter's acquisition
+    expect(record.data).toEqual({ step: 1 });
+    await b!.release();
+    expect((await store.read('handed'))?.record.holder).toBeNull();
+  }, 10_000);
+
+  test('a waiter that gave up before the hand-over reached it gives the lease back', async () => {
+    const store = makeStore();
+    const [a, b] = [1, 2].map((n) => driver(store, 'handed-back', n));
+    await a!.acquire();
+    const second = b!.acquire();
+    second.catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    b!.giveUp();
+    await a!.handOver(b!);
+    expect(await a!.ended).toBe('handedOver');
+    await expect(second).rejects.toThrow();
+    // b gives back the lease it was handed: the key is free, and a third writer takes it.
+    const c = driver(store, 'handed-back', 3);
+    expect(await c.acquire()).toBeGreaterThan(1);
+    await c.release();
+  }, 10_000);
+
   test('a semaphore of limit 2: a third waits while two hold, and gets a slot when one is released', async () => {
     const store = losingAnswers(makeStore(), 1);
     const [a, b, c] = [1, 2, 3].map((n) => driver(store, 'full', n, { limit: 2 }));

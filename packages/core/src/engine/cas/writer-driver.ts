@@ -47,6 +47,8 @@ export class WriterDriver {
   #releases: ReturnType<typeof deferred<void>>[] = [];
   readonly #ended = deferred<WriterState['end']>();
   readonly #lost = new AbortController();
+  /** The writer this one hands its lease to, while a hand-over is under way. */
+  #handingTo: WriterDriver | undefined;
 
   constructor(private readonly options: WriterDriverOptions) {
     const { terms, store, limit } = options;
@@ -97,6 +99,26 @@ export class WriterDriver {
     this.#releases.push(released);
     const text = data === undefined ? undefined : JSON.stringify(data);
     this.#feed({ type: 'release', data: text, now: this.#now() });
+    return released.promise;
+  }
+
+  /**
+   * Releases straight to `next`, a writer of this client waiting for the same key, in one write
+   * (storing `data` when given): `next`'s acquire resolves once it landed. Rejects as release does.
+   */
+  handOver(next: WriterDriver, data?: unknown): Promise<void> {
+    const { goal, end } = this.#state;
+    if (end !== null || goal.kind !== 'hold' || next.options.key !== this.options.key) {
+      return Promise.reject(
+        new LockLostError(this.options.key, 'it was not held when handed over', { maybeApplied: false }),
+      );
+    }
+    this.#handingTo = next;
+    const released = deferred<void>();
+    this.#releases.push(released);
+    const text = data === undefined ? undefined : JSON.stringify(data);
+    const { leaseMs } = next.options.terms;
+    this.#feed({ type: 'handOver', to: next.options.writer, leaseMs, data: text, now: this.#now() });
     return released.promise;
   }
 
@@ -182,8 +204,17 @@ export class WriterDriver {
         for (const released of this.#takeReleases()) released.reject(error);
         return;
       }
-      case 'passTo':
-        throw new Error('WriterDriver: hand-over to a local waiter is not driven yet');
+      case 'passTo': {
+        const next = this.#handingTo;
+        if (next?.options.writer !== action.to) throw new Error('WriterDriver: a hand-over to a writer it never named');
+        // The waiter takes the lease as the hand-over wrote it; one that gave up meanwhile gives it back.
+        const { version, token, leaseMs, sentAt } = action;
+        // The record the hand-over wrote: the waiter's next write is built on it.
+        const record = this.#records.get(version);
+        if (record) next.#records.set(version, record);
+        next.#feed({ type: 'handedOver', version, token, leaseMs, sentAt, now: this.#now() });
+        return;
+      }
       case 'ended':
         for (const timer of this.#timers.values()) timer.cancel();
         this.#acquired.reject(new LockLostError(this.options.key, `the acquisition ended (${action.end})`));
@@ -252,7 +283,9 @@ export class WriterDriver {
     if (base === undefined) throw new Error('WriterDriver: a write on a version it never saw');
     const { terms, lockId, limit } = this.options;
     const leaseMs = intent.kind === 'renew' || intent.kind === 'handOver' ? intent.leaseMs : terms.leaseMs;
-    const holder = this.#holder(leaseMs);
+    // A hand-over writes the waiter's holder entry: its acquisition, with the lease it takes.
+    const holder =
+      intent.kind === 'handOver' ? this.#holder(leaseMs, this.#handingTo?.options.lockId) : this.#holder(leaseMs);
     const live = base && limit > 1 ? this.#live(base) : undefined;
     const write = { writeId: writeIdOf(this.options.writer, seq), lockId, limit, holder, live };
     const record = recordFor(base?.record ?? null, intent, write);
@@ -292,9 +325,9 @@ export class WriterDriver {
     }
   }
 
-  /** The holder fields a write of this writer stores, stamped now. */
-  #holder(leaseMs: number | null): LeaseHolder {
-    const { time, owner, lockId } = this.options;
+  /** The holder fields a write of this writer (or, handing over, of the acquisition `lockId`) stores, stamped now. */
+  #holder(leaseMs: number | null, lockId = this.options.lockId): LeaseHolder {
+    const { time, owner } = this.options;
     const now = time.now();
     const expiresAt = leaseMs === null ? null : now + leaseMs;
     return { owner, lockId, acquiredAt: now, renewedAt: now, leaseMs, expiresAt };
