@@ -206,7 +206,8 @@ export class WriterDriver {
       }
       case 'passTo': {
         const next = this.#handingTo;
-        if (next?.options.writer !== action.to) throw new Error('WriterDriver: a hand-over to a writer it never named');
+        if (next?.options.writer !== action.to)
+          throw new Error('WriterDriver: a hand-over to a writer it never named');
         // The waiter takes the lease as the hand-over wrote it; one that gave up meanwhile gives it back.
         const { version, token, leaseMs, sentAt } = action;
         // The record the hand-over wrote: the waiter's next write is built on it.
@@ -285,7 +286,9 @@ export class WriterDriver {
     const leaseMs = intent.kind === 'renew' || intent.kind === 'handOver' ? intent.leaseMs : terms.leaseMs;
     // A hand-over writes the waiter's holder entry: its acquisition, with the lease it takes.
     const holder =
-      intent.kind === 'handOver' ? this.#holder(leaseMs, this.#handingTo?.options.lockId) : this.#holder(leaseMs);
+      intent.kind === 'handOver'
+        ? this.#holder(leaseMs, this.#handingTo?.options.lockId)
+        : this.#holder(leaseMs);
     const live = base && limit > 1 ? this.#live(base) : undefined;
     const write = { writeId: writeIdOf(this.options.writer, seq), lockId, limit, holder, live };
     const record = recordFor(base?.record ?? null, intent, write);
