@@ -88,6 +88,7 @@ const THROTTLED = new Set([
 ]);
 // Failures after which a write may or may not have landed.
 const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
   'ECONNRESET',
   'EPIPE',
   'ETIMEDOUT',
@@ -99,8 +100,6 @@ const NETWORK_CODES = new Set([
 const NETWORK_NAMES = new Set(['TimeoutError', 'AbortError', 'RequestTimeoutException']);
 // Failures before any byte of the request left the process, whatever the system call.
 const NEVER_SENT_CODES = new Set([
-  // Only a connection attempt can be refused.
-  'ECONNREFUSED',
   // The name did not resolve, so there was nowhere to send to.
   'ENOTFOUND',
   'EAI_AGAIN',
@@ -122,8 +121,10 @@ const NEVER_SENT_CODES = new Set([
   'HOSTNAME_MISMATCH',
 ]);
 // Before sending only when the failing system call was the connect itself: on an open
-// connection the same codes can follow a request that was sent.
-const NEVER_SENT_ON_CONNECT = new Set(['EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT']);
+// connection the same codes can follow a request that was sent. Even a refusal: Linux keeps
+// an ICMP "port unreachable" met on an open connection, and reports it as ECONNREFUSED on a
+// read once its retransmissions of a request that may have landed give up.
+const NEVER_SENT_ON_CONNECT = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT']);
 // The SDK's own connectionTimeout destroys a request whose socket never connected.
 const SDK_CONNECT_TIMEOUT = /did not establish a connection/;
 
@@ -142,7 +143,9 @@ export function classifyAwsError(error: unknown): AwsErrorKind {
   if (THROTTLED.has(name) || status === 429) return 'throttled';
   if (failedBeforeSending(error)) return 'unreachable';
   const code = networkCode(error);
-  if ((code !== undefined && NETWORK_CODES.has(code)) || NETWORK_NAMES.has(name)) return 'network';
+  // Only without an answer: a gateway's 5xx may name its own upstream's network failure.
+  const networkFailed = (code !== undefined && NETWORK_CODES.has(code)) || NETWORK_NAMES.has(name);
+  if (status === undefined && networkFailed) return 'network';
   if (/socket hang up|other side closed|premature close/i.test(e.message ?? '')) return 'network';
   if (status !== undefined && status >= 500) return 'server-error';
   if (status !== undefined && status >= 400) return 'rejected';
@@ -156,6 +159,14 @@ export function classifyAwsError(error: unknown): AwsErrorKind {
  */
 export function failedBeforeSending(error: unknown): boolean {
   const e = shape(error);
+  // An HTTP answer, whatever its body says (a gateway's 502 may name ECONNREFUSED), proves the
+  // request was sent.
+  if (
+    e.$metadata?.httpStatusCode !== undefined ||
+    (error as { $response?: unknown }).$response !== undefined
+  ) {
+    return false;
+  }
   // Node's connect tries every address of a name (autoSelectFamily) and reports all failures.
   const each = (error as { errors?: unknown }).errors;
   if (error instanceof AggregateError && Array.isArray(each) && each.length > 0) {

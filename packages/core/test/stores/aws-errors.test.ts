@@ -21,6 +21,7 @@ const nodeError = (message: string, code?: string, name = 'Error') =>
   Object.assign(new Error(message), { name }, code ? { code } : {});
 
 const onSyscall = (error: Error, syscall: string) => Object.assign(error, { syscall });
+const refusedOnConnect = (message: string) => onSyscall(nodeError(message, 'ECONNREFUSED'), 'connect');
 
 // What the SDK's default credential chain throws when it finds nothing (@smithy/property-provider).
 const credentialsProviderError = () =>
@@ -78,7 +79,17 @@ describe('classifyAwsError', () => {
     ['request timeout', nodeError('request timed out', undefined, 'TimeoutError'), 'network'],
     ['aborted', nodeError('aborted', undefined, 'AbortError'), 'network'],
     ['wrapped reset', Object.assign(new Error('failed'), { cause: nodeError('x', 'ECONNRESET') }), 'network'],
-    ['refused', nodeError('connect ECONNREFUSED', 'ECONNREFUSED'), 'unreachable'],
+    ['refused', onSyscall(nodeError('connect ECONNREFUSED', 'ECONNREFUSED'), 'connect'), 'unreachable'],
+    // An ICMP "port unreachable" met on an open connection, reported on a read once the
+    // retransmissions of a request that may have landed gave up.
+    ['refused on read', onSyscall(nodeError('read ECONNREFUSED', 'ECONNREFUSED'), 'read'), 'network'],
+    ['refused, no system call named', nodeError('ECONNREFUSED', 'ECONNREFUSED'), 'network'],
+    // A gateway's answer naming its own upstream failure: the request was sent.
+    [
+      'a 502 whose body names ECONNREFUSED',
+      Object.assign(s3Error('BadGateway', 502, 'server'), { code: 'ECONNREFUSED' }),
+      'server-error',
+    ],
     ['no such host', nodeError('getaddrinfo ENOTFOUND', 'ENOTFOUND'), 'unreachable'],
     [
       'rejected certificate',
@@ -95,17 +106,17 @@ describe('classifyAwsError', () => {
     ['connect timed out', onSyscall(nodeError('connect ETIMEDOUT', 'ETIMEDOUT'), 'connect'), 'unreachable'],
     [
       'every address refused',
-      Object.assign(new AggregateError([nodeError('a', 'ECONNREFUSED'), nodeError('b', 'ECONNREFUSED')]), {
+      Object.assign(new AggregateError([refusedOnConnect('a'), refusedOnConnect('b')]), {
         code: 'ECONNREFUSED',
       }),
       'unreachable',
     ],
     [
       'one address refused, one reset',
-      Object.assign(new AggregateError([nodeError('a', 'ECONNREFUSED'), nodeError('b', 'ECONNRESET')]), {
+      Object.assign(new AggregateError([refusedOnConnect('a'), nodeError('b', 'ECONNRESET')]), {
         code: 'ECONNREFUSED',
       }),
-      'unknown',
+      'network',
     ],
     [
       'the SDK connection timeout',
@@ -134,10 +145,11 @@ describe('toLockStoreError', () => {
       [s3Error('InternalError', 500, 'server'), getObject, { retryable: true, maybeApplied: false }],
       [nodeError('socket hang up', 'ECONNRESET'), putObject, { retryable: true, maybeApplied: true }],
       [nodeError('socket hang up', 'ECONNRESET'), getObject, { retryable: true, maybeApplied: false }],
+      [refusedOnConnect('connect ECONNREFUSED'), putObject, { retryable: true, maybeApplied: false }],
       [
-        nodeError('connect ECONNREFUSED', 'ECONNREFUSED'),
+        onSyscall(nodeError('read ECONNREFUSED', 'ECONNREFUSED'), 'read'),
         putObject,
-        { retryable: true, maybeApplied: false },
+        { retryable: true, maybeApplied: true },
       ],
       [s3Error('AccessDenied', 403), putObject, { retryable: false, maybeApplied: false }],
       [
@@ -261,7 +273,7 @@ describe('toLockStoreError reason', () => {
       dynamoGet,
       'throttled',
     ],
-    ['refused', nodeError('connect ECONNREFUSED 127.0.0.1:1', 'ECONNREFUSED'), putObject, 'unavailable'],
+    ['refused', refusedOnConnect('connect ECONNREFUSED 127.0.0.1:1'), putObject, 'unavailable'],
     ['no such host', nodeError('getaddrinfo ENOTFOUND s3.invalid', 'ENOTFOUND'), getObject, 'unavailable'],
     ['timed out', nodeError('connect ETIMEDOUT', 'ETIMEDOUT'), putObject, 'unavailable'],
     ['request timeout', nodeError('request timed out', undefined, 'TimeoutError'), getObject, 'unavailable'],
