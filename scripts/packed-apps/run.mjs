@@ -29,6 +29,7 @@ import { availableNodeLines, EXTRA_NODE_LINES } from '../node-lines.mjs';
 import { bullmqApp } from './bullmq/check.mjs';
 import { cliApp } from './cli/check.mjs';
 import { dynamoTypes } from './dynamo-types/check.mjs';
+import { examplesApp } from './examples/check.mjs';
 import { expressApp } from './express/check.mjs';
 import { lambdaApp, lambdaOneClientApp } from './lambda/check.mjs';
 import { CheckFailure, cleanEnv, errorLine, expect, lineEnv, pool, run, seconds, stopAll } from './lib.mjs';
@@ -65,6 +66,7 @@ const allApps = [
   cliApp,
   lambdaApp,
   lambdaOneClientApp,
+  examplesApp,
 ];
 /** `--only a,b`: those apps (and testing, for the backends), to work on a few; CI runs them all. */
 const only = flags.only?.split(',');

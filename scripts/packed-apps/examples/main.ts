@@ -1,0 +1,272 @@
+// Runs core's README examples as a user's app would: compiled by this app's tsc against the
+// packed packages, on the local S3 server and DynamoDB Local from the packed @latch/testing.
+// Each example gets the outcome core's own tests expect of it (test/examples.test.ts and
+// test/telemetry.test.ts). Prints `RAN <file>: <what it did>` or `FAILED <file>: <why>` per
+// example, then exits 1 if any failed.
+import assert from 'node:assert/strict';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { dynamoStore, ensureLockTable, LockClient, LockTimeoutError, memoryStore } from '@latch/core';
+import { type DynamoDBLocal, startDynamoDBLocal, startS3Server } from '@latch/testing';
+import { MetricReader } from '@opentelemetry/sdk-metrics';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import { chargeInvoice } from './examples/core/dynamodb-invoice.js';
+import { exportsPerCustomer } from './examples/core/export-limit.js';
+import { acquireInJobOne, releaseInJobTwo } from './examples/core/handoff.js';
+import { runScheduler } from './examples/core/leader-election.js';
+import { quickStart } from './examples/core/quick-start.js';
+import { deployOnce } from './examples/core/s3-deploy-lock.js';
+import { migrateOnce } from './examples/core/s3-list-lock.js';
+import { nightlyReport, tracedLocks } from './examples/core/telemetry.js';
+import { transfer } from './examples/core/transfer.js';
+
+/** DynamoDB Local's files: a user passes `jarDir` the same way for one they downloaded. */
+const jarDir = process.env.DYNAMODB_LOCAL_JAR_DIR;
+/** Credentials DynamoDB Local accepts; it checks none. */
+const local = { region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } };
+/** DynamoDB Local, started by the first example that needs it. */
+let ddb: DynamoDBLocal | undefined;
+
+/** Each example file and what running it must give; a resolved string says what it did. */
+const scenarios: Array<[file: string, run: () => Promise<string>]> = [
+  ['quick-start.ts', runQuickStart],
+  ['export-limit.ts', runExportLimit],
+  ['transfer.ts', runTransfer],
+  ['s3-deploy-lock.ts', runS3DeployLock],
+  ['s3-list-lock.ts', runS3ListLock],
+  ['dynamodb-invoice.ts', () => onDynamoDB(runDynamoDBInvoice)],
+  ['lambda.ts', () => onDynamoDB(runLambda)],
+  ['leader-election.ts', runLeaderElection],
+  ['handoff.ts', runHandoff],
+  ['telemetry.ts', runTelemetry],
+];
+
+async function runQuickStart(): Promise<string> {
+  const log = await quickStart();
+  assert.deepEqual(log, [
+    'building the report with fencing token 1',
+    'second run, token 2',
+    'now free, last token 2, data {"lastRun":"2026-11-23"}',
+  ]);
+  return log.join('; ');
+}
+
+async function runExportLimit(): Promise<string> {
+  const log = await exportsPerCustomer();
+  assert.deepEqual(log, [
+    'running exports with tokens 1 and 2',
+    'third export must wait',
+    '2 of 2 slots taken',
+    'next export got token 3',
+  ]);
+  return log.join('; ');
+}
+
+async function runTransfer(): Promise<string> {
+  const there = await transfer('alice', 'bob');
+  const back = await transfer('bob', 'alice');
+  assert.equal(there, 'moved money from alice (token 1) to bob (token 1)');
+  assert.equal(back, 'moved money from bob (token 2) to alice (token 2)');
+  return `${there}; ${back}`;
+}
+
+async function runS3DeployLock(): Promise<string> {
+  await using server = await startS3Server({ bucket: 'deploy-locks' });
+  const s3 = new S3Client(server.clientConfig());
+  try {
+    const results = await Promise.all([
+      deployOnce(s3, 'deploy-locks', 'v1'),
+      deployOnce(s3, 'deploy-locks', 'v2'),
+    ]);
+    const [first, second] = results.sort();
+    assert.match(first ?? '', /^deployed v\d as deploy #1$/);
+    assert.match(second ?? '', /^deployed v\d as deploy #2$/);
+    return `two deploys at once on the S3 server: ${results.join(', ')}`;
+  } finally {
+    s3.destroy();
+  }
+}
+
+async function runS3ListLock(): Promise<string> {
+  await using server = await startS3Server({ bucket: 'plain-bucket', conditionalWrites: false });
+  const s3 = new S3Client(server.clientConfig());
+  try {
+    const results = await Promise.all([
+      migrateOnce(s3, 'plain-bucket', 'runner-a'),
+      migrateOnce(s3, 'plain-bucket', 'runner-b'),
+    ]);
+    const tokens = results.map((line) => Number(/token (\d{13})$/.exec(line)?.[1]));
+    assert.deepEqual(results.map((line) => line.split(' ')[0]).sort(), ['runner-a', 'runner-b']);
+    assert.ok(
+      tokens.every((token) => Number.isSafeInteger(token)),
+      `tokens are not times in ms: ${results}`,
+    );
+    assert.notEqual(tokens[0], tokens[1]);
+    return `two migrations at once on an S3 server without conditional writes: ${results.join(', ')}`;
+  } finally {
+    s3.destroy();
+  }
+}
+
+/** Runs `fn` with a client of DynamoDB Local (started once) and its table `locks`. */
+async function onDynamoDB(fn: (dynamodb: DynamoDBClient, endpoint: string) => Promise<string>) {
+  assert.ok(jarDir, 'DYNAMODB_LOCAL_JAR_DIR is not set');
+  ddb ??= await startDynamoDBLocal({ jarDir });
+  const dynamodb = new DynamoDBClient({ endpoint: ddb.endpoint, ...local });
+  try {
+    await ensureLockTable(dynamodb, { table: 'locks' });
+    return await fn(dynamodb, ddb.endpoint);
+  } finally {
+    dynamodb.destroy();
+  }
+}
+
+async function runDynamoDBInvoice(dynamodb: DynamoDBClient): Promise<string> {
+  const charges = await Promise.all([
+    chargeInvoice(dynamodb, 'locks', 'inv-1'),
+    chargeInvoice(dynamodb, 'locks', 'inv-1'),
+  ]);
+  assert.deepEqual(
+    charges.sort((x, y) => x - y),
+    [1250, 2500],
+  );
+  return `two charges at once on DynamoDB Local: ${charges.join(' then ')} cents`;
+}
+
+async function runLambda(dynamodb: DynamoDBClient, endpoint: string): Promise<string> {
+  // What the Lambda runtime gives the function: its environment, and a context per invocation.
+  Object.assign(process.env, {
+    LOCK_TABLE: 'locks',
+    AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+    AWS_REGION: local.region,
+    AWS_ACCESS_KEY_ID: local.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: local.credentials.secretAccessKey,
+  });
+  const { handler } = await import('./examples/core/lambda.js');
+  const secondsLeft = (seconds: number) => ({ getRemainingTimeInMillis: () => seconds * 1000 });
+  const observer = new LockClient({ store: dynamoStore({ client: dynamodb, table: 'locks' }) });
+
+  const invokedAt = Date.now();
+  const results = await Promise.all([
+    handler({ orderId: 'o-1' }, secondsLeft(10)),
+    handler({ orderId: 'o-1' }, secondsLeft(10)),
+  ]);
+  const answeredAt = Date.now();
+  assert.deepEqual(results.map((r) => r.fencingToken).sort(), [1, 2]);
+  // The lease is what was left of the invocation (10 s less the 1 s kept back).
+  for (const { leaseEndsAt } of results) {
+    assert.ok(
+      leaseEndsAt !== null && leaseEndsAt >= invokedAt + 9000 && leaseEndsAt <= answeredAt + 9000,
+      `lease ended at ${leaseEndsAt}, not 9 s after the invocation [${invokedAt}, ${answeredAt}]`,
+    );
+  }
+  // Released before the handler returned.
+  assert.equal((await observer.inspect('orders/o-1')).state, 'free');
+
+  // The wait is what is left once the work (2 s) is provided for: 3.5 s left, 0.5 s of wait.
+  const held = await observer.acquire('orders/o-1');
+  const waited = await handler({ orderId: 'o-1' }, secondsLeft(3.5)).catch((e: unknown) => e);
+  assert.ok(waited instanceof LockTimeoutError, `expected a LockTimeoutError, got ${String(waited)}`);
+  assert.match(waited.message, /Timed out after 500 ms/);
+  await held.release();
+  // Too little time left for the work: no lock taken at all.
+  await assert.rejects(handler({ orderId: 'o-1' }, secondsLeft(2.5)), {
+    message: '1500 ms left, the work needs 2000 ms',
+  });
+  // Neither took the lock after the observer's hold.
+  assert.equal((await observer.inspect('orders/o-1')).fencingToken, held.fencingToken);
+  await observer.close();
+  return (
+    `two invocations at once on DynamoDB Local got tokens ${results.map((r) => r.fencingToken).join(', ')}, ` +
+    'leases sized to the invocation, released before returning; a held lock → LockTimeoutError after ' +
+    '500 ms; too little time → refused before locking'
+  );
+}
+
+async function runLeaderElection(): Promise<string> {
+  const store = memoryStore();
+  const terms: Array<[string, number]> = [];
+  const a = runScheduler(store, 'replica-a', (term) => terms.push(['replica-a', term]));
+  await until('replica-a elected', () => terms.length === 1);
+  const b = runScheduler(store, 'replica-b', (term) => terms.push(['replica-b', term]));
+  await a.stop();
+  await until('replica-b elected', () => terms.length === 2);
+  await b.stop();
+  assert.deepEqual(terms, [
+    ['replica-a', 1],
+    ['replica-b', 2],
+  ]);
+  return 'replica-a led term 1, resigned, replica-b took term 2';
+}
+
+async function runHandoff(): Promise<string> {
+  const store = memoryStore();
+  const handle = await acquireInJobOne(store);
+  const observer = new LockClient({ store });
+  assert.equal((await observer.inspect('pipeline/deploy')).context, 'pipeline run 1234');
+  await releaseInJobTwo(store, handle);
+  const after = await observer.inspect('pipeline/deploy');
+  assert.equal(after.state, 'free');
+  assert.deepEqual(after.data, { deployed: 'v1.4.2' });
+  return 'acquired in one job, released by its handle in another, with data';
+}
+
+/** A metric reader whose points the check collects itself. */
+class CollectingReader extends MetricReader {
+  protected override async onForceFlush(): Promise<void> {}
+  protected override async onShutdown(): Promise<void> {}
+}
+
+async function runTelemetry(): Promise<string> {
+  const spans = new InMemorySpanExporter();
+  const reader = new CollectingReader();
+  const locks = tracedLocks(spans, reader);
+  assert.equal(await nightlyReport(locks, 'acme'), 1);
+  assert.equal(await nightlyReport(locks, 'globex'), 1);
+  const attempts = spans.getFinishedSpans().filter((span) => span.name === 'latch.acquire');
+  assert.deepEqual(
+    attempts.map((span) => [span.attributes['latch.lock.key'], span.attributes.tenant]),
+    [
+      ['reports', 'acme'],
+      ['reports', 'globex'],
+    ],
+  );
+  const { resourceMetrics } = await reader.collect();
+  const acquisitions = resourceMetrics.scopeMetrics
+    .flatMap((scope) => scope.metrics)
+    .find((metric) => metric.descriptor.name === 'latch.lock.acquisitions');
+  // One series for both tenants: the label, not the key, and no span attributes.
+  assert.deepEqual(
+    acquisitions?.dataPoints.map((point) => [point.attributes, point.value]),
+    [[{ 'latch.store.kind': 'memory', 'latch.lock.key': 'reports', 'latch.acquire.outcome': 'acquired' }, 2]],
+  );
+  await locks.close();
+  return `${attempts.length} acquire spans keyed by label, one acquisitions series of 2`;
+}
+
+async function until(what: string, condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`${what}: did not happen within 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+// Last, once every declaration above (the classes too) is initialized.
+let failed = 0;
+console.log(`PLAN ${JSON.stringify(scenarios.map(([file]) => file))}`);
+try {
+  for (const [file, run] of scenarios) {
+    try {
+      console.log(`RAN ${file}: ${await run()}`);
+    } catch (error) {
+      failed += 1;
+      const why = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      console.log(`FAILED ${file}: ${why.replaceAll('\n', '\n    ')}`);
+    }
+  }
+} finally {
+  await ddb?.stop();
+}
+// The Lambda example's module-scope client is never closed, as on Lambda: end here.
+process.exit(failed === 0 ? 0 : 1);
