@@ -1,9 +1,10 @@
-// The README examples as a user meets them: every TypeScript example of every package
-// (packages/*/examples/*.ts, read when the run starts, so a new one is picked up with no change
-// here) is copied into an app that installs all the packed packages, and type-checked by the
-// app's tsc with skipLibCheck: false. Then, on the recommended Node line, main.ts runs core's
-// examples against the S3 server and DynamoDB Local from the packed @latch/testing, expecting
-// what core's own tests expect of each, the Serverless section's Lambda handler included.
+// The README examples as a user meets them. Every example of every package
+// (packages/*/examples/*.ts and *.sh, listed when the run starts, so a new one is picked up with
+// no change here) is copied into an app that installs all the packed packages. The app's tsc
+// type-checks the TypeScript ones with skipLibCheck: false. Then, on the recommended Node line,
+// main.ts runs core's examples against the S3 server and DynamoDB Local from the packed
+// @latch/testing, and the CLI's scripts with the packed `latch` bin. It expects what each
+// package's own tests expect of them, the Serverless section's Lambda handler included.
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -13,9 +14,9 @@ import { expect, run } from '../lib.mjs';
 const here = new URL('./', import.meta.url);
 const packagesDir = new URL('../../../packages/', import.meta.url);
 
-/** Every package's TypeScript examples, as [source, target in the app]. */
-function exampleSources() {
-  const sources = [];
+/** Every package's examples, each as `<package folder>/<file>`. */
+function listExamples() {
+  const found = [];
   for (const pkg of readdirSync(packagesDir, { withFileTypes: true })) {
     if (!pkg.isDirectory()) continue;
     let files;
@@ -24,62 +25,63 @@ function exampleSources() {
     } catch {
       continue; // a package without examples
     }
-    for (const file of files.filter((name) => name.endsWith('.ts')).sort()) {
-      sources.push([
-        new URL(`${pkg.name}/examples/${file}`, packagesDir),
-        `src/examples/${pkg.name}/${file}`,
-      ]);
+    for (const file of files.sort()) {
+      if (file.endsWith('.ts') || file.endsWith('.sh')) found.push(`${pkg.name}/${file}`);
     }
   }
-  return sources;
+  return found;
 }
 
-const examples = exampleSources();
-/** How many examples each package has, by package folder. */
-const countByPackage = {};
-for (const [, target] of examples) {
-  const pkg = target.split('/')[2];
-  countByPackage[pkg] = (countByPackage[pkg] ?? 0) + 1;
+const examples = listExamples();
+const typescript = examples.filter((name) => name.endsWith('.ts'));
+
+/** How many of `names` each package has: "core 10, express 2". */
+function perPackage(names) {
+  const counts = new Map();
+  for (const name of names) counts.set(name.split('/')[0], (counts.get(name.split('/')[0]) ?? 0) + 1);
+  return [...counts].map(([pkg, count]) => `${pkg} ${count}`).join(', ');
 }
-const coreExamples = examples
-  .filter(([, target]) => target.startsWith('src/examples/core/'))
-  .map(([, target]) => target.split('/').pop());
 
 /**
- * Core's examples main.ts must have run, whatever it plans: those its README's sections show
- * (the Serverless section's lambda.ts among them) and core's tests run.
+ * The examples main.ts must have run, whatever it plans: core's (the Serverless section's
+ * lambda.ts among them), which core's tests run, and the CLI's scripts, which its tests run.
  */
 const MUST_RUN = [
-  'quick-start.ts',
-  's3-deploy-lock.ts',
-  'dynamodb-invoice.ts',
-  'lambda.ts',
-  'transfer.ts',
-  'export-limit.ts',
-  'handoff.ts',
-  'leader-election.ts',
-  's3-list-lock.ts',
-  'telemetry.ts',
+  'core/quick-start.ts',
+  'core/s3-deploy-lock.ts',
+  'core/dynamodb-invoice.ts',
+  'core/lambda.ts',
+  'core/transfer.ts',
+  'core/export-limit.ts',
+  'core/handoff.ts',
+  'core/leader-election.ts',
+  'core/s3-list-lock.ts',
+  'core/telemetry.ts',
+  'cli/deploy-pipeline.sh',
+  'cli/limited-deploys.sh',
 ];
 
 export const examplesApp = {
   name: 'examples',
   template: here,
   files: ['package.json', 'tsconfig.json'],
-  sources: [[new URL('main.ts', here), 'src/main.ts'], ...examples],
+  sources: [
+    [new URL('main.ts', here), 'src/main.ts'],
+    ...examples.map((name) => [
+      new URL(name.replace('/', '/examples/'), packagesDir),
+      `src/examples/${name}`,
+    ]),
+  ],
   tarballs: ['core', 'express', 'nest', 'bullmq', 'cli', 'testing'],
   compile: [
     {
       project: 'tsconfig.json',
       label:
-        `examples: ${examples.length} README examples (` +
-        Object.entries(countByPackage)
-          .map(([pkg, count]) => `${pkg} ${count}`)
-          .join(', ') +
-        ') with skipLibCheck: false, nodenext, the packages as installed',
+        `examples: ${typescript.length} TypeScript README examples (${perPackage(typescript)}) ` +
+        'with skipLibCheck: false, nodenext, the packages as installed',
     },
   ],
-  // Compiled once, and what it runs does not differ between lines: the other apps cover those.
+  // What it runs does not differ between Node lines (the other apps cover those): one is enough.
   lines: [RECOMMENDED_NODE_MAJOR],
   check: checkExamples,
 };
@@ -103,8 +105,8 @@ async function checkExamples({ dir, line, env }) {
     lines
       .filter((l) => l.startsWith('RAN '))
       .map((l) => {
-        const [file, ...rest] = l.slice('RAN '.length).split(': ');
-        return [file, rest.join(': ')];
+        const [name, ...rest] = l.slice('RAN '.length).split(': ');
+        return [name, rest.join(': ')];
       }),
   );
   expect(
@@ -112,15 +114,17 @@ async function checkExamples({ dir, line, env }) {
     `dist/main.js exited ${result.code}${result.timedOut ? ' (timed out)' : ''} on node ${line.major}:\n    ` +
       [...failed, ...result.stderr.trim().split('\n').slice(-10)].slice(0, 40).join('\n    '),
   );
-  const notRun = MUST_RUN.filter((file) => !ran.has(file));
+  const notRun = MUST_RUN.filter((name) => !ran.has(name));
   expect(
     notRun.length === 0,
     `dist/main.js did not run ${notRun.join(', ')}; it ran ${[...ran.keys()].join(', ')}`,
   );
-  const compiledOnly = coreExamples.filter((file) => !ran.has(file));
-  return (
-    `ran ${ran.size} of core's ${coreExamples.length} examples on the packed packages with their tests' ` +
-    `outcomes (${[...ran.keys()].join(', ')}); lambda.ts: ${ran.get('lambda.ts')}` +
-    (compiledOnly.length > 0 ? `; type-checked only: ${compiledOnly.join(', ')}` : '')
-  );
+  const typeCheckedOnly = typescript.filter((name) => !ran.has(name));
+  const notRunAtAll = examples.filter((name) => name.endsWith('.sh') && !ran.has(name));
+  return [
+    `ran ${ran.size} examples (${perPackage(ran.keys())}) on the packed packages with their tests' outcomes`,
+    `core/lambda.ts: ${ran.get('core/lambda.ts')}`,
+    `type-checked only: ${perPackage(typeCheckedOnly)}`,
+    ...(notRunAtAll.length > 0 ? [`neither compiled nor run: ${notRunAtAll.join(', ')}`] : []),
+  ].join('; ');
 }

@@ -1,12 +1,25 @@
 // Runs core's README examples as a user's app would: compiled by this app's tsc against the
-// packed packages, on the local S3 server and DynamoDB Local from the packed @latch/testing.
-// Each example gets the outcome core's own tests expect of it (test/examples.test.ts and
-// test/telemetry.test.ts). Prints `RAN <file>: <what it did>` or `FAILED <file>: <why>` per
-// example, then exits 1 if any failed.
+// packed packages, on the local S3 server and DynamoDB Local from the packed @latch/testing;
+// and the CLI's example scripts with the packed `latch` bin. Each example gets the outcome the
+// package's own tests expect of it (core's test/examples.test.ts and test/telemetry.test.ts,
+// the CLI's test/readme.test.ts). Prints `RAN <package>/<file>: <what it did>` per example, or
+// `FAILED <package>/<file>: <why>` and exits 1 at the first that fails.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { dynamoStore, ensureLockTable, LockClient, LockTimeoutError, memoryStore } from '@latch/core';
+import {
+  dynamoStore,
+  ensureLockTable,
+  LockClient,
+  LockTimeoutError,
+  memoryStore,
+  s3Store,
+} from '@latch/core';
 import { type DynamoDBLocal, startDynamoDBLocal, startS3Server } from '@latch/testing';
 import { MetricReader } from '@opentelemetry/sdk-metrics';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
@@ -27,18 +40,20 @@ const local = { region: 'us-east-1', credentials: { accessKeyId: 'x', secretAcce
 /** DynamoDB Local, started by the first example that needs it. */
 let ddb: DynamoDBLocal | undefined;
 
-/** Each example file and what running it must give; a resolved string says what it did. */
+/** Each example (package folder/file) and what running it must give; the resolved string says what it did. */
 const scenarios: Array<[file: string, run: () => Promise<string>]> = [
-  ['quick-start.ts', runQuickStart],
-  ['export-limit.ts', runExportLimit],
-  ['transfer.ts', runTransfer],
-  ['s3-deploy-lock.ts', runS3DeployLock],
-  ['s3-list-lock.ts', runS3ListLock],
-  ['dynamodb-invoice.ts', () => onDynamoDB(runDynamoDBInvoice)],
-  ['lambda.ts', () => onDynamoDB(runLambda)],
-  ['leader-election.ts', runLeaderElection],
-  ['handoff.ts', runHandoff],
-  ['telemetry.ts', runTelemetry],
+  ['core/quick-start.ts', runQuickStart],
+  ['core/export-limit.ts', runExportLimit],
+  ['core/transfer.ts', runTransfer],
+  ['core/s3-deploy-lock.ts', runS3DeployLock],
+  ['core/s3-list-lock.ts', runS3ListLock],
+  ['core/dynamodb-invoice.ts', () => onDynamoDB(runDynamoDBInvoice)],
+  ['core/lambda.ts', () => onDynamoDB(runLambda)],
+  ['core/leader-election.ts', runLeaderElection],
+  ['core/handoff.ts', runHandoff],
+  ['core/telemetry.ts', runTelemetry],
+  ['cli/deploy-pipeline.sh', runDeployPipeline],
+  ['cli/limited-deploys.sh', runLimitedDeploys],
 ];
 
 async function runQuickStart(): Promise<string> {
@@ -244,6 +259,127 @@ async function runTelemetry(): Promise<string> {
   return `${attempts.length} acquire spans keyed by label, one acquisitions series of 2`;
 }
 
+/** The app's folder: its node_modules/.bin holds the packed CLI's `latch`, as after npm install. */
+const appDir = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * Runs one of the CLI's example scripts with bash in a folder of its own, holding the steps it
+ * calls (`./deploy.sh`, ...), with `latch` on the PATH and the S3 server as the AWS endpoint.
+ */
+async function runScript(
+  name: string,
+  endpoint: string,
+  steps: Record<string, string>,
+  env: Record<string, string> = {},
+): Promise<{ status: number | null; stdout: string; stderr: string; log: string }> {
+  const work = mkdtempSync(join(tmpdir(), 'latch-example-script-'));
+  try {
+    const log = join(work, 'steps.log');
+    for (const [file, text] of Object.entries(steps)) {
+      writeFileSync(join(work, file), `#!/bin/sh\n${text}\n`);
+      chmodSync(join(work, file), 0o755);
+    }
+    const child = spawn('bash', [join(appDir, 'src/examples/cli', name)], {
+      cwd: work,
+      env: {
+        ...process.env,
+        PATH: `${join(appDir, 'node_modules/.bin')}:${process.env.PATH}`,
+        AWS_ENDPOINT_URL: endpoint,
+        LOG: log, // where the steps write what they did
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const status = await new Promise<number | null>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', resolve);
+    });
+    let written = '';
+    try {
+      written = readFileSync(log, 'utf8');
+    } catch {
+      // no step ran
+    }
+    return { status, stdout, stderr, log: written };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** What the lock `key` looks like in the CI bucket of the CLI's examples. */
+async function inspectCiLock(server: { clientConfig(): object }, key: string) {
+  const client = new S3Client(server.clientConfig());
+  try {
+    const locks = new LockClient({ store: s3Store({ client, bucket: 'my-ci-locks', prefix: 'locks/' }) });
+    return await locks.inspect(key);
+  } finally {
+    client.destroy();
+  }
+}
+
+async function runDeployPipeline(): Promise<string> {
+  await using server = await startS3Server({ bucket: 'my-ci-locks' });
+  const result = await runScript(
+    'deploy-pipeline.sh',
+    server.endpoint,
+    {
+      'deploy.sh': `echo "deploy $1 token=\${LATCH_FENCING_TOKEN:-none}" >> "$LOG"`,
+      'migrate.sh': 'echo "migrate $1" >> "$LOG"',
+    },
+    { RELEASE: 'v1.4.2' },
+  );
+  assert.equal(result.stderr, '');
+  assert.equal(result.status, 0);
+  assert.equal(result.log, 'deploy production token=1\nmigrate production\ndeploy production token=none\n');
+  assert.match(
+    result.stdout,
+    /^released lock "deploy\/production"\nlock "deploy\/production": free \(last fencing token 2\)\n$/,
+  );
+  const after = await inspectCiLock(server, 'deploy/production');
+  assert.equal(after.state, 'free');
+  assert.equal(after.fencingToken, 2);
+  return 'latch run, then acquire / release by handle / status, with the packed bin on the S3 server';
+}
+
+async function runLimitedDeploys(): Promise<string> {
+  await using server = await startS3Server({ bucket: 'my-ci-locks' });
+  // Each deploy stays busy a moment, so that the three overlap if nothing holds them back.
+  const result = await runScript('limited-deploys.sh', server.endpoint, {
+    'deploy.sh': 'echo "start $2 $LATCH_FENCING_TOKEN" >> "$LOG"\nsleep 1\necho "end $2" >> "$LOG"',
+  });
+  assert.equal(result.status, 0, result.stderr);
+  // The only thing latch may say: that a deploy waits for a place.
+  for (const line of result.stderr.split('\n').filter(Boolean)) {
+    assert.match(line, /^latch run: waiting up to 10m for lock "deploy\/staging" \(--limit 2\), held by /);
+  }
+  const lines = result.log.split('\n').filter(Boolean);
+  assert.deepEqual(
+    lines
+      .filter((line) => line.startsWith('start '))
+      .map((line) => line.split(' ')[1])
+      .sort(),
+    ['api', 'web', 'worker'],
+  );
+  let inside = 0;
+  for (const line of lines) {
+    inside += line.startsWith('start ') ? 1 : -1;
+    assert.ok(inside <= 2, `more than two deploys at once: ${lines.join(', ')}`);
+  }
+  const after = await inspectCiLock(server, 'deploy/staging');
+  assert.equal(after.state, 'free');
+  assert.equal(after.fencingToken, 3);
+  assert.deepEqual(after.holders, []);
+  return 'three deploys, never more than two at once, with the packed bin on the S3 server';
+}
+
 async function until(what: string, condition: () => boolean): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (!condition()) {
@@ -252,21 +388,23 @@ async function until(what: string, condition: () => boolean): Promise<void> {
   }
 }
 
-// Last, once every declaration above (the classes too) is initialized.
-let failed = 0;
+// Last, once every declaration above (the classes too) is initialized. The first failure ends
+// the run: after it, the examples that wait (up to 5 minutes for a deploy) could wait in vain.
+let failed = false;
 console.log(`PLAN ${JSON.stringify(scenarios.map(([file]) => file))}`);
 try {
   for (const [file, run] of scenarios) {
     try {
       console.log(`RAN ${file}: ${await run()}`);
     } catch (error) {
-      failed += 1;
+      failed = true;
       const why = error instanceof Error ? (error.stack ?? error.message) : String(error);
       console.log(`FAILED ${file}: ${why.replaceAll('\n', '\n    ')}`);
+      break;
     }
   }
 } finally {
   await ddb?.stop();
 }
 // The Lambda example's module-scope client is never closed, as on Lambda: end here.
-process.exit(failed === 0 ? 0 : 1);
+process.exit(failed ? 1 : 0);
