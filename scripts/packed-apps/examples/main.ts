@@ -20,7 +20,7 @@ import {
   memoryStore,
   s3Store,
 } from '@latch/core';
-import { type DynamoDBLocal, startDynamoDBLocal, startS3Server } from '@latch/testing';
+import { type DynamoDBLocal, type S3Server, startDynamoDBLocal, startS3Server } from '@latch/testing';
 import { MetricReader } from '@opentelemetry/sdk-metrics';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { chargeInvoice } from './examples/core/dynamodb-invoice.js';
@@ -39,8 +39,10 @@ const jarDir = process.env.DYNAMODB_LOCAL_JAR_DIR;
 const local = { region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } };
 /** DynamoDB Local, started by the first example that needs it. */
 let ddb: DynamoDBLocal | undefined;
+/** The app's folder: its node_modules/.bin holds the packed CLI's `latch`, as after npm install. */
+const appDir = fileURLToPath(new URL('../', import.meta.url));
 
-/** Each example (package folder/file) and what running it must give; the resolved string says what it did. */
+/** Each example (package folder/file) and its run, which resolves with what it did. */
 const scenarios: Array<[file: string, run: () => Promise<string>]> = [
   ['core/quick-start.ts', runQuickStart],
   ['core/export-limit.ts', runExportLimit],
@@ -259,9 +261,6 @@ async function runTelemetry(): Promise<string> {
   return `${attempts.length} acquire spans keyed by label, one acquisitions series of 2`;
 }
 
-/** The app's folder: its node_modules/.bin holds the packed CLI's `latch`, as after npm install. */
-const appDir = fileURLToPath(new URL('../', import.meta.url));
-
 /**
  * Runs one of the CLI's example scripts with bash in a folder of its own, holding the steps it
  * calls (`./deploy.sh`, ...), with `latch` on the PATH and the S3 server as the AWS endpoint.
@@ -315,7 +314,7 @@ async function runScript(
 }
 
 /** What the lock `key` looks like in the CI bucket of the CLI's examples. */
-async function inspectCiLock(server: { clientConfig(): object }, key: string) {
+async function inspectCiLock(server: S3Server, key: string) {
   const client = new S3Client(server.clientConfig());
   try {
     const locks = new LockClient({ store: s3Store({ client, bucket: 'my-ci-locks', prefix: 'locks/' }) });
