@@ -29,6 +29,7 @@ import { availableNodeLines, EXTRA_NODE_LINES } from '../node-lines.mjs';
 import { bullmqApp } from './bullmq/check.mjs';
 import { cliApp } from './cli/check.mjs';
 import { dynamoTypes } from './dynamo-types/check.mjs';
+import { examplesApp } from './examples/check.mjs';
 import { expressApp } from './express/check.mjs';
 import { lambdaApp, lambdaOneClientApp } from './lambda/check.mjs';
 import { CheckFailure, cleanEnv, errorLine, expect, lineEnv, pool, run, seconds, stopAll } from './lib.mjs';
@@ -54,9 +55,13 @@ const { values: flags } = parseArgs({
   },
 });
 
-/** Every app, in the order their lines are printed; testing provides the backends. */
+/**
+ * Every app, in the order their lines are printed; testing provides the backends. The examples
+ * app installs the most packages: it starts first, so that the others install beside it.
+ */
 const allApps = [
   testingApp,
+  examplesApp,
   nestEsm,
   nestCjs,
   expressApp,
@@ -345,6 +350,12 @@ async function runLine(line) {
   });
 }
 
+/** The line an app's teeth run on: the teeth's own, unless the app runs on some lines only. */
+function appLine(app, line) {
+  if (!app.lines || app.lines.includes(line.major)) return line;
+  return lines.find((l) => app.lines.includes(l.major)) ?? line;
+}
+
 /**
  * Breaks an installed or unpacked copy of a package (never the repo) and runs the check that
  * must notice: ok when that check fails. Each copy is restored afterwards.
@@ -392,7 +403,7 @@ async function teeth(line, byShort) {
             : !built.ok
               ? { ok: false, detail: `its build failed: ${built.detail}` }
               : mutant.kind === 'run'
-                ? await runApp(app, line, backends)
+                ? await runApp(app, appLine(app, line), backends)
                 : mutant.kind === 'compile'
                   ? await settle(() => compileProject(app, app.compile[0]))
                   : await settle(async () => checkReadmeLinks(pkg));

@@ -186,4 +186,46 @@ export function withLock(processor) {
       delete manifest.sideEffects;
     }),
   },
+  {
+    // An example that uses a name the package no longer exports must fail to compile: the nest
+    // example is the only user of currentLock, so this is about the examples, not main.ts.
+    kind: 'compile',
+    app: 'examples',
+    what: "@latch/nest's types without currentLock",
+    file: 'node_modules/@latch/nest/dist/index.d.ts',
+    apply: (file, original) => {
+      const line = "export { currentLock } from './current-lock.js';\n";
+      if (!original.includes(line)) throw new Error(`${file} changed shape: no ${line.trim()}`);
+      writeFileSync(file, original.replace(line, ''));
+    },
+  },
+  {
+    kind: 'run',
+    app: 'examples',
+    what: "@latch/core's withLock() that never releases",
+    file: 'node_modules/@latch/core/dist/client/lock-client.js',
+    apply: (file, original) => {
+      const release = '        await lock.release();\n        return result;';
+      if (!original.includes(release)) throw new Error(`${file} changed shape: no release in withLock()`);
+      writeFileSync(file, original.replace(release, '        return result;'));
+    },
+  },
+  {
+    // Only the Serverless section's handler passes withLock() a lease: its own check must notice.
+    kind: 'run',
+    app: 'examples',
+    what: "@latch/core's withLock() ignoring the leaseMs it is given",
+    file: 'node_modules/@latch/core/dist/client/lock-client.js',
+    apply: (file, original) => {
+      const acquire = '        const lock = await this.acquire(key, options);';
+      if (!original.includes(acquire)) throw new Error(`${file} changed shape: no acquire in withLock()`);
+      writeFileSync(
+        file,
+        original.replace(
+          acquire,
+          '        const lock = await this.acquire(key, { ...options, leaseMs: undefined });',
+        ),
+      );
+    },
+  },
 ];
