@@ -98,7 +98,7 @@ const MUTANTS = [
     name: 'review 1: a landed hand-over counted from when it was learned',
     file: 'src/engine/cas/lease-protocol.ts',
     search:
-      '    const leaseStart = earlier ? Math.min(sentAt, next.firstSentAt ?? Number.NEGATIVE_INFINITY) : sentAt;\n',
+      '    const leaseStart = earlier ? Math.min(sentAt, next.handOverSentAt) : sentAt;\n',
     replace: '    const leaseStart = sentAt;\n',
   },
   {
@@ -149,7 +149,7 @@ const MUTANTS = [
   {
     name: 'review 7: our own landed release is taken as a loss',
     file: 'src/engine/cas/lease-protocol.ts',
-    search: '      (found) => found.holder === null,\n',
+    search: '      (found) => found.holder === null && storesData(found, data),\n',
     replace: '      () => false,\n',
   },
   {
@@ -267,7 +267,7 @@ const MUTANTS = [
   {
     name: 'local pass: a handle read after the pass releases by its token alone',
     file: 'src/client/lock-client.ts',
-    search: '    if (fields.passedOn) throw handleEnded(key);\n',
+    search: '    if (fields.passedOn) throw passedOnError(key);\n',
     replace: '\n',
   },
   {
