@@ -97,8 +97,7 @@ const MUTANTS = [
   {
     name: 'review 1: a landed hand-over counted from when it was learned',
     file: 'src/engine/cas/lease-protocol.ts',
-    search:
-      '    const leaseStart = earlier ? Math.min(sentAt, next.handOverSentAt) : sentAt;\n',
+    search: '    const leaseStart = earlier ? Math.min(sentAt, next.handOverSentAt) : sentAt;\n',
     replace: '    const leaseStart = sentAt;\n',
   },
   {
