@@ -1,7 +1,7 @@
 // The user API: what an application touches to take, hold and release locks. Store authors
 // import from `@latch/core/store`, HTTP adapters from `@latch/core/http`.
 export type { Campaign, CampaignOptions } from './client/campaign.js';
-export { keyOfHandle } from './client/handle.js';
+export { fencingTokenOfHandle, keyOfHandle } from './client/handle.js';
 export { Lock, type ReleaseOptions } from './client/lock.js';
 export { LockClient } from './client/lock-client.js';
 export type { LockHolderInfo, LockInfo } from './client/lock-info.js';

@@ -1,33 +1,14 @@
 import { expect, test } from 'vitest';
-import {
-  LockClient,
-  LockConfigError,
-  type LockStore,
-  LockStoreError,
-  LockTimeoutError,
-  memoryStore,
-} from '../src/index.js';
+import { LockClient, LockConfigError, LockStoreError, LockTimeoutError } from '../src/index.js';
+import { failingStore } from './helpers/failing-store.js';
 
 /** A memory store that fails every request like a store that is down, while `down` is true. */
 function switchableStore() {
-  const inner = memoryStore();
-  const state = { down: true, requests: 0 };
-  const guard = () => {
-    state.requests++;
-    if (state.down) throw new LockStoreError('connection refused', { retryable: true });
-  };
-  const store: LockStore = {
-    ...inner,
-    read: async (key) => {
-      guard();
-      return inner.read(key);
-    },
-    write: async (key, record, condition) => {
-      guard();
-      return inner.write(key, record, condition);
-    },
-  };
-  return { store, state };
+  const failing = failingStore(() =>
+    state.down ? new LockStoreError('connection refused', { retryable: true }) : undefined,
+  );
+  const state = Object.assign(failing.state, { down: true });
+  return { store: failing.store, state };
 }
 
 const noRetry = { attempts: 1, baseMs: 1, maxMs: 1 };

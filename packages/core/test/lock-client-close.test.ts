@@ -1,5 +1,6 @@
 import { expect, test } from 'vitest';
 import {
+  fencingTokenOfHandle,
   keyOfHandle,
   LockClient,
   type LockStore,
@@ -99,7 +100,7 @@ test('a wait that times out while the store keeps failing says so in its cause',
   expect((error as Error).message).toContain('the store kept failing: connection refused');
 });
 
-test('a lock tells when it was acquired, and a handle tells its key', async () => {
+test('a lock tells when it was acquired, and a handle tells its key and fencing token', async () => {
   const locks = new LockClient({ store: memoryStore() });
   const before = Date.now();
   const lock = await locks.acquire('pipeline/deploy');
@@ -107,5 +108,7 @@ test('a lock tells when it was acquired, and a handle tells its key', async () =
   expect(lock.acquiredAt).toBeLessThanOrEqual(Date.now());
   expect(keyOfHandle(lock.handle)).toBe('pipeline/deploy');
   expect(() => keyOfHandle('nope')).toThrow(/Not a lock handle/);
+  expect(fencingTokenOfHandle(lock.handle)).toBe(lock.fencingToken);
+  expect(() => fencingTokenOfHandle('latch1.!!')).toThrow(/Malformed lock handle/);
   await lock.release();
 });

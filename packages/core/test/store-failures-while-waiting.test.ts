@@ -4,12 +4,12 @@ import { expect, test } from 'vitest';
 import {
   LockClient,
   type LockEvent,
-  type LockStore,
   LockStoreError,
   LockTimeoutError,
   memoryStore,
   s3Store,
 } from '../src/index.js';
+import { failingStore } from './helpers/failing-store.js';
 import { ManualTime } from './helpers/manual-time.js';
 import { telemetryHarness } from './helpers/telemetry-harness.js';
 
@@ -17,28 +17,6 @@ import { telemetryHarness } from './helpers/telemetry-harness.js';
 // default options it rejects with the store's error once the failures have lasted
 // storeErrorWaitMs (20 s), instead of retrying for ever (a wrong endpoint used to hang a
 // waiting acquire with no error, log line or event).
-
-/** A memory store whose requests fail with `failure()` while it returns an error. */
-function failingStore(failure: () => LockStoreError | undefined, inner = memoryStore()) {
-  const state = { requests: 0 };
-  const guard = () => {
-    state.requests++;
-    const error = failure();
-    if (error) throw error;
-  };
-  const store: LockStore = {
-    ...inner,
-    read: async (key) => {
-      guard();
-      return inner.read(key);
-    },
-    write: async (key, record, condition) => {
-      guard();
-      return inner.write(key, record, condition);
-    },
-  };
-  return { store, state };
-}
 
 const down = () => new LockStoreError('connect ECONNREFUSED', { retryable: true, reason: 'unavailable' });
 

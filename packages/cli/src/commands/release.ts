@@ -1,7 +1,6 @@
-import { keyOfHandle, LockClient, LockNotHeldError } from '@latch/core';
+import { fencingTokenOfHandle, keyOfHandle, LockClient, LockNotHeldError } from '@latch/core';
 import type { Command } from '../cli-context.js';
 import { ExitCode } from '../exit-codes.js';
-import { fencingTokenOfHandle } from '../handle-token.js';
 import { resolveStoreUrl, storeFlags } from '../lock-flags.js';
 import { openStore } from '../open-store.js';
 import { parseFlags } from '../parse-flags.js';
@@ -79,7 +78,6 @@ export const releaseCommand: Command = {
  */
 async function releasedAlready(locks: LockClient, key: string, handle: string): Promise<boolean> {
   const token = fencingTokenOfHandle(handle);
-  if (token === undefined) return false;
   const info = await locks.inspect(key);
   if (info.state === 'free' && info.fencingToken > token) {
     throw new LockNotHeldError(

@@ -59,3 +59,11 @@ export function decodeHandle(handle: unknown): HandleFields {
 export function keyOfHandle(handle: string): string {
   return decodeHandle(handle).key;
 }
+
+/**
+ * The fencing token of the acquisition a handle names, for telling a handle released already
+ * from one whose lock moved on. Throws LockConfigError for anything but a handle.
+ */
+export function fencingTokenOfHandle(handle: string): number {
+  return decodeHandle(handle).fencingToken;
+}

@@ -1,5 +1,7 @@
 import { LockStoreError } from '../shared/errors.js';
 
+export type FailureVerdict = 'throttled' | 'counted' | 'too long';
+
 /**
  * A key's store failures in a row, as its poller meets them: when the streak began and how
  * many tries failed. Throttling does not start or lengthen it: the store answered, and asked
@@ -15,12 +17,15 @@ export class FailureStreak {
     return this.failures;
   }
 
-  /** Records a try sent at `sentAt` that failed with `error` at `now`; true once the streak has lasted `limitMs`. */
-  failed(error: unknown, sentAt: number, now: number, limitMs: number): boolean {
-    if (error instanceof LockStoreError && error.reason === 'throttled') return false;
+  /**
+   * Records a try sent at `sentAt` that failed with `error` at `now`: 'throttled' when it did
+   * not count, 'too long' once the streak has lasted `limitMs`, else 'counted'.
+   */
+  failed(error: unknown, sentAt: number, now: number, limitMs: number): FailureVerdict {
+    if (error instanceof LockStoreError && error.reason === 'throttled') return 'throttled';
     this.since ??= sentAt;
     this.failures++;
-    return now - this.since >= limitMs;
+    return now - this.since >= limitMs ? 'too long' : 'counted';
   }
 
   clear(): void {

@@ -269,9 +269,10 @@ export class KeyQueue<L extends HeldLock, S> {
           !(error instanceof LockError) || (error instanceof LockStoreError && error.retryable);
         const delay = backoffMs(engine.retry, Math.min(attempt++, 8), this.time.random);
         const { storeErrorWaitMs } = this.host.settings;
-        const tooLong = this.failing.failed(error, sentAt, this.time.monotonic(), storeErrorWaitMs);
-        const givingUp = !retryable || tooLong;
-        this.reportFailure(error, givingUp ? undefined : delay);
+        const verdict = this.failing.failed(error, sentAt, this.time.monotonic(), storeErrorWaitMs);
+        const givingUp = !retryable || verdict === 'too long';
+        // Throttling is the store asking for patience: reported only when the waiters give up on it.
+        if (verdict !== 'throttled' || givingUp) this.reportFailure(error, givingUp ? undefined : delay);
         if (givingUp) {
           for (const waiter of [...this.waiters]) waiter.reject(error);
           this.failing.clear();
@@ -315,7 +316,6 @@ export class KeyQueue<L extends HeldLock, S> {
   /** Reports a failed try of the poller ('storeFailed'); throttling is the store's answer to load, not a failure. */
   private reportFailure(error: unknown, retryInMs: number | undefined): void {
     if (!this.host.reportsEvents()) return;
-    if (retryInMs !== undefined && error instanceof LockStoreError && error.reason === 'throttled') return;
     const failures = this.failing.count;
     this.host.report({ type: 'storeFailed', key: this.key, error, failures, retryInMs });
   }
