@@ -45,7 +45,8 @@ if (!existsSync(join(nodeBinDir(nodeLine), 'node')) && Number(nodeLine) !== ownM
   nodeLine = String(ownMajor);
 }
 if (Number(nodeLine) !== ownMajor) env.PATH = `${nodeBinDir(nodeLine)}:${env.PATH}`;
-// Part of turbo's hash (turbo.json globalEnv), so a result from another Node line is not replayed.
+// Part of the test task's hash (turbo.json), so a result from another Node line is not replayed; builds
+// do not depend on it, so the packed apps' build reuses them.
 env.LATCH_NODE_VERSION = spawnSync('node', ['--version'], { env, encoding: 'utf8' }).stdout.trim();
 console.log(`run-tests: test suites on Node ${env.LATCH_NODE_VERSION}`);
 // Core's suites (the reliability scenarios with their worker processes, then the simulator) keep
