@@ -18,6 +18,8 @@ export interface ExploreConfig {
   readonly maxTime: number;
   /** User calls per writer: release (with data), extend, hand-over, give up. */
   readonly userActions: number;
+  /** Whether a holder's caller may pass the lease on to another caller of its client with no write. */
+  readonly passes?: boolean;
   /** The lease an `extend` asks for, when users may extend. */
   readonly extendTo?: number | null;
   /** How many times an operator may forceRelease the key. */
@@ -148,6 +150,24 @@ export const CONFIGS: readonly ExploreConfig[] = [
     forceReleases: 0,
     conflictView: false,
     testDepth: 9,
+  },
+  {
+    // A written hand-over reserves tokens; the waiter's callers then pass the lease on with no
+    // write until the reserve runs low, while another client waits to take the key over.
+    name: 'lock, local passes on reserved tokens, a foreign writer',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite() },
+      { id: 'w', local: true, terms: finite() },
+      { id: 'f', terms: finite() },
+    ],
+    faults: 0,
+    maxTime: 5,
+    userActions: 2,
+    passes: true,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 10,
   },
   {
     name: 'lock, fail-closed hand-over to a local waiter',

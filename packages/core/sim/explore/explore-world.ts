@@ -154,6 +154,8 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       draft.timers[w]![action.timer] = action.at;
       return;
     case 'acquired':
+    case 'passed':
+      // A pass: the caller left and the next caller of the same client holds, on a later token.
       draft.told[w] = true;
       // Fencing goes on from what this writer saw, even across a deletion of the record.
       if (config.limit === 1 && action.token <= draft.seen[w]!) {
@@ -199,8 +201,16 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
     }
     case 'passTo': {
       const to = config.writers.findIndex((candidate) => candidate.id === action.to);
-      const { version, token, sentAt, leaseMs } = action;
-      deliver(draft, config, to, { type: 'handedOver', version, token, leaseMs, sentAt, now: draft.now });
+      const { version, token, top, sentAt, leaseMs } = action;
+      deliver(draft, config, to, {
+        type: 'handedOver',
+        version,
+        token,
+        top,
+        leaseMs,
+        sentAt,
+        now: draft.now,
+      });
       return;
     }
     case 'failed': {
@@ -223,6 +233,7 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       draft.told[w] = false;
       return;
     case 'extended':
+    case 'notPassed':
     case 'ended':
       return;
   }
@@ -307,7 +318,12 @@ export function successors(world: World, config: ExploreConfig): { label: string
         ? {
             type: 'written',
             seq: write.seq,
-            answer: { kind: 'ok', version: `v${answer.record.version}`, token: answer.token },
+            answer: {
+              kind: 'ok',
+              version: `v${answer.record.version}`,
+              token: answer.token,
+              top: answer.record.token,
+            },
             now: 0,
           }
         : {
@@ -389,6 +405,7 @@ function userCalls(
     call('releases', { type: 'release', data: `d${world.userActions[w]}`, now: 0 });
     call('closes', { type: 'giveUp', now: 0 });
     if (config.extendTo !== undefined) call('extends', { type: 'extend', leaseMs: config.extendTo, now: 0 });
+    if (config.passes) call('passes on', { type: 'pass', leaseMs: writer.terms.leaseMs, now: 0 });
     config.writers.forEach((other, to) => {
       if (
         other.local &&

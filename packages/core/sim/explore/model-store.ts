@@ -38,6 +38,12 @@ export type ModelAnswer =
   | { readonly ok: true; readonly record: ModelRecord; readonly token: number }
   | { readonly ok: false };
 
+/**
+ * Tokens a hand-over reserves above the one it gives, as the real record's RESERVED_TOKENS (1024)
+ * does: small, so that the checker reaches the end of a reserve and a pass that must write.
+ */
+export const MODEL_RESERVED_TOKENS = 4;
+
 const live = (holder: ModelHolder, now: number) => holder.expiresAt === null || now < holder.expiresAt;
 
 export function isClaimable(record: ModelRecord | null, now: number, limit: number): boolean {
@@ -75,6 +81,8 @@ export function applyWrite(
   const base = record?.token ?? 0;
   let next: ModelHolder[];
   let token: number;
+  /** The record's token, when the write reserves tokens above `token`. */
+  let top = 0;
   let data = record?.data;
   switch (intent.kind) {
     case 'claim': {
@@ -85,8 +93,13 @@ export function applyWrite(
     }
     case 'renew':
       if (!own) throw new Error(`model: ${writer} renews v${record?.version} without an entry in it`);
-      token = own.token;
-      next = [...others, { ...own, by: writer, seq, expiresAt }];
+      // The caller a local pass gave the lease to, since the last write.
+      token = intent.token;
+      next = [...others, { ...own, by: writer, seq, token, expiresAt }];
+      // The reserve is topped up while one is in use (a lock with none takes none).
+      if (limit === 1 && token < base) {
+        top = base - token >= MODEL_RESERVED_TOKENS / 2 ? base : token + MODEL_RESERVED_TOKENS;
+      }
       break;
     case 'release':
       token = own?.token ?? base;
@@ -95,13 +108,14 @@ export function applyWrite(
       break;
     case 'handOver':
       token = intent.token;
+      top = token + MODEL_RESERVED_TOKENS - 1;
       next = [...others, { writer: intent.to, by: writer, seq, token, expiresAt }];
       if (intent.data !== undefined) data = intent.data;
       break;
   }
   const written: ModelRecord = {
     version: (record?.version ?? versionFloor) + 1,
-    token: Math.max(base, token),
+    token: Math.max(base, token, top),
     holders: next.sort((a, b) => a.writer.localeCompare(b.writer)),
     writtenBy: writer,
     writtenSeq: seq,

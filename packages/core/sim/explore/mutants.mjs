@@ -28,6 +28,7 @@ const HAND_OVER_FAIL_CLOSED = 'lock, fail-closed hand-over';
 const DYNAMO = "DynamoDB's one-request claim";
 const SHORT = 'lock, short leases, one fault, one call';
 const SLOT_OUTSIDE = 'semaphore of limit 2, one slot held outside';
+const PASSES = 'lock, local passes on reserved tokens';
 
 /** Each: where, what to find (exactly once), what instead; the configuration and the invariant that must catch it. */
 const MUTANTS = [
@@ -194,6 +195,15 @@ const MUTANTS = [
     config: SLOT_OUTSIDE,
     depth: 12,
     check: 'exclusion',
+  },
+  {
+    name: 'a local pass takes a token that was never reserved',
+    file: 'writer-step.ts',
+    search: 'if (lease.token >= lease.top ||',
+    replace: 'if (lease.token > lease.top ||',
+    config: PASSES,
+    check: 'token-order',
+    depth: 12,
   },
 ];
 

@@ -12,12 +12,13 @@ import {
 // record read after it says which. Each function leaves nothing in flight; advance() in
 // writer-step.ts then decides the next write.
 
-/** The write `pending` landed: at `version`, with `token` as the writer's token. */
+/** The write `pending` landed: at `version`, with `token` as the writer's token and `top` as the record's. */
 export function landed(
   state: WriterState,
   pending: PendingWrite,
   version: string,
   token: number,
+  top: number,
   now: number,
   out: WriterAction[],
 ): WriterState {
@@ -29,7 +30,7 @@ export function landed(
     pending: null,
     known: {
       version,
-      token: Math.max(token, state.known?.token ?? 0),
+      token: Math.max(top, state.known?.token ?? 0),
       lastSeq: pending.seq,
       own: holds ? { seq: pending.seq, token: leaseToken } : undefined,
       claimable: !holds && intent.kind === 'release',
@@ -38,7 +39,7 @@ export function landed(
   if (intent.kind === 'claim' || intent.kind === 'renew') {
     const leaseMs = intent.kind === 'renew' ? intent.leaseMs : s.terms.leaseMs;
     const deadline = deadlineFrom(pending.sentAt, leaseMs, s.terms.marginMs);
-    s = { ...s, terms: { ...s.terms, leaseMs }, lease: { version, token: leaseToken, deadline } };
+    s = { ...s, terms: { ...s.terms, leaseMs }, lease: { version, token: leaseToken, top, deadline } };
     if (s.goal.kind === 'acquire') {
       // A lease that arrived too late is not trusted: it stays the writer's (own), and the next
       // write renews it before it is handed out.
@@ -67,6 +68,7 @@ export function landed(
     to: intent.to,
     version,
     token: intent.token,
+    top,
     leaseMs: intent.leaseMs,
     sentAt: pending.sentAt,
   });
@@ -116,7 +118,7 @@ export function resolveWith(
   out: WriterAction[],
 ): WriterState {
   if (view.version !== null && (view.lastSeq === pending.seq || view.own?.seq === pending.seq)) {
-    return landed(state, pending, view.version, view.own?.token ?? view.token, now, out);
+    return landed(state, pending, view.version, view.own?.token ?? view.token, view.token, now, out);
   }
   const { condition } = pending;
   const unchanged =

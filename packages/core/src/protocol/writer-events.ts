@@ -5,7 +5,8 @@ import type { Data, RecordView, WriteCondition, WriteIntent, WriterEnd } from '.
 
 /** How the store answered one write. */
 export type WriteAnswer =
-  | { readonly kind: 'ok'; readonly version: string; readonly token: number }
+  /** Applied: `token` is this writer's in the written record, `top` the record's own (the highest). */
+  | { readonly kind: 'ok'; readonly version: string; readonly token: number; readonly top: number }
   /** Not applied: the condition failed. `view` is the record now, when the store returned it. */
   | { readonly kind: 'conflict'; readonly view?: RecordView }
   /** Certainly not applied: refused before it could be (connection refused, throttled, invalid). */
@@ -34,6 +35,11 @@ export type WriterEvent =
       readonly data: Data;
       readonly now: number;
     }
+  /**
+   * The holder's caller is done and another caller of this client, asking for a lease of
+   * `leaseMs`, takes the lease with no write: on the next reserved token, if the pass is safe.
+   */
+  | { readonly type: 'pass'; readonly leaseMs: number | null; readonly now: number }
   /** The holder asks for another lease length (null: fail-closed). */
   | { readonly type: 'extend'; readonly leaseMs: number | null; readonly now: number }
   /** The caller stopped waiting (its wait ran out, it aborted, or the client closes). */
@@ -43,6 +49,8 @@ export type WriterEvent =
       readonly type: 'handedOver';
       readonly version: string;
       readonly token: number;
+      /** The record's token as the hand-over wrote it: the ones above `token` are reserved. */
+      readonly top: number;
       /** The lease the hand-over wrote. */
       readonly leaseMs: number | null;
       readonly sentAt: number;
@@ -74,9 +82,14 @@ export type WriterAction =
       readonly to: string;
       readonly version: string;
       readonly token: number;
+      readonly top: number;
       readonly leaseMs: number | null;
       readonly sentAt: number;
     }
+  /** A local pass: the next caller holds the lease on `token`. */
+  | { readonly type: 'passed'; readonly token: number }
+  /** No local pass now (no reserved token left, too little lease left, a write in flight…): hand over with a write. */
+  | { readonly type: 'notPassed' }
   /** The caller's release, hand-over or extend failed: `lost` (not held, maybe applied), or `refused` (still held). */
   | {
       readonly type: 'failed';

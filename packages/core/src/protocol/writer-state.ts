@@ -29,12 +29,23 @@ export interface WriterTerms {
   readonly marginMs: number;
   /** How long to wait before looking at a record again (a busy key, a failed read). */
   readonly retryMs: number;
+  /**
+   * A semaphore slot: the record's tokens above the slot's own are other holders', none
+   * reserved for it, so it never passes on locally.
+   */
+  readonly slot?: boolean;
 }
 
 /** A lease this writer holds, as confirmed by the store. */
 export interface Lease {
   readonly version: string;
+  /** The token of the caller holding it now: the writer's, or a later one a local pass gave. */
   readonly token: number;
+  /**
+   * The record's token as this writer's last write left it. The tokens above `token` up to it
+   * are reserved for this lease: a local pass takes the next one with no write.
+   */
+  readonly top: number;
   /** Monotonic time from which the lease is no longer trusted (Infinity: fail-closed). */
   readonly deadline: number;
 }
@@ -59,7 +70,8 @@ export type Goal =
 export type WriteIntent =
   /** `token` undefined: the store picks the record's token + 1, but at least `tokenFloor` + 1 (a record deleted and created again). */
   | { readonly kind: 'claim'; readonly token: number | undefined; readonly tokenFloor?: number }
-  | { readonly kind: 'renew'; readonly leaseMs: number | null }
+  /** `token`: the holder's token to store (a local pass since the last write gave a later one). */
+  | { readonly kind: 'renew'; readonly leaseMs: number | null; readonly token: number }
   | { readonly kind: 'release'; readonly data: Data }
   | {
       readonly kind: 'handOver';

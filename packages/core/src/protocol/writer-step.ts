@@ -61,6 +61,15 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
         : s;
     case 'extend':
       return s.goal.kind === 'hold' ? { ...s, goal: { kind: 'hold', extend: e.leaseMs } } : s;
+    case 'pass': {
+      const token = passToken(s, e.leaseMs, e.now);
+      if (token === undefined || !s.lease) {
+        out.push({ type: 'notPassed' });
+        return s;
+      }
+      out.push({ type: 'passed', token });
+      return { ...s, lease: { ...s.lease, token } };
+    }
     case 'giveUp':
       return s.goal.kind === 'acquire' || s.goal.kind === 'hold' ? { ...s, goal: { kind: 'giveBack' } } : s;
     case 'handedOver': {
@@ -68,9 +77,10 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       // Dated by the lease the hand-over wrote, which may differ from this writer's terms.
       const deadline = deadlineFrom(e.sentAt, e.leaseMs, s.terms.marginMs);
       const own = { seq: 0, token: e.token };
-      const known = { version: e.version, token: e.token, lastSeq: undefined, own, claimable: false };
+      const known = { version: e.version, token: e.top, lastSeq: undefined, own, claimable: false };
       const terms = { ...s.terms, leaseMs: e.leaseMs };
-      const handed = { ...s, terms, known, lease: { version: e.version, token: e.token, deadline } };
+      const lease = { version: e.version, token: e.token, top: e.top, deadline };
+      const handed = { ...s, terms, known, lease };
       if (s.goal.kind === 'giveBack') return handed;
       if (e.now >= deadline) return { ...handed, lease: null }; // too late to trust: renewed first
       out.push({ type: 'acquired', token: e.token });
@@ -90,7 +100,7 @@ function onWritten(
   if (pending === null || pending.seq !== seq) return s; // an answer to a write already resolved
   switch (answer.kind) {
     case 'ok':
-      return landed(s, pending, answer.version, answer.token, now, out);
+      return landed(s, pending, answer.version, answer.token, answer.top, now, out);
     case 'conflict':
       if (answer.view) return resolveWith(s, pending, answer.view, now, out);
       return pending.status === 'sent' ? { ...s, pending: { ...pending, status: 'unknown' } } : s;
@@ -113,7 +123,8 @@ function onTimer(s: WriterState, timer: TimerName, now: number, out: WriterActio
   }
   if (timer === 'renew' && s.goal.kind === 'hold' && s.lease && !s.pending && s.terms.leaseMs !== null) {
     if (now < renewAt(s)) return s;
-    return send(s, { kind: 'renew', leaseMs: s.terms.leaseMs }, versionOf(s.lease.version), now, out);
+    const intent = { kind: 'renew', leaseMs: s.terms.leaseMs, token: s.lease.token } as const;
+    return send(s, intent, versionOf(s.lease.version), now, out);
   }
   return s; // the deadline is checked by advance() on every event
 }
@@ -137,7 +148,8 @@ function advance(state: WriterState, now: number, out: WriterAction[]): WriterSt
     case 'hold':
       if (!lease) return s;
       if (goal.extend !== undefined) {
-        return send(s, { kind: 'renew', leaseMs: goal.extend }, versionOf(lease.version), now, out);
+        const intent = { kind: 'renew', leaseMs: goal.extend, token: lease.token } as const;
+        return send(s, intent, versionOf(lease.version), now, out);
       }
       return arm(s, out);
     case 'release':
@@ -168,7 +180,8 @@ function advance(state: WriterState, now: number, out: WriterAction[]): WriterSt
 function seekLease(s: WriterState, now: number, out: WriterAction[]): WriterState {
   const { known, terms } = s;
   if (known?.own !== undefined && known.version !== null) {
-    return send(s, { kind: 'renew', leaseMs: terms.leaseMs }, versionOf(known.version), now, out);
+    const intent = { kind: 'renew', leaseMs: terms.leaseMs, token: known.own.token } as const;
+    return send(s, intent, versionOf(known.version), now, out);
   }
   if (known !== undefined && !known.claimable) {
     out.push({ type: 'arm', timer: 'retry', at: now + terms.retryMs });
@@ -204,6 +217,21 @@ function checkDeadline(s: WriterState, now: number, out: WriterAction[]): Writer
   // shortening of a fail-closed lease): the lease stays known, to be given back.
   if (pending) return goal.kind === 'giveBack' ? s : { ...s, goal: { kind: 'giveBack' } };
   return end(s, 'lost', out);
+}
+
+/**
+ * The token a local pass gives the next caller, or undefined when it must hand over with a write:
+ * a plain lock held with nothing in flight or asked for, a reserved token left and no token seen
+ * above the reserve (another client took the key early), the same lease length, and at least a
+ * third of the lease left (the next caller must not start with almost none).
+ */
+function passToken(s: WriterState, leaseMs: number | null, now: number): number | undefined {
+  const { lease, goal, terms, pending } = s;
+  if (!lease || goal.kind !== 'hold' || goal.extend !== undefined || pending || s.reading) return undefined;
+  if (terms.slot || terms.leaseMs === null || leaseMs !== terms.leaseMs) return undefined;
+  if (lease.token >= lease.top || (s.known?.token ?? 0) > lease.top) return undefined;
+  if (effectiveDeadline(s) - now <= terms.leaseMs / 3) return undefined;
+  return lease.token + 1;
 }
 
 function arm(s: WriterState, out: WriterAction[]): WriterState {

@@ -74,7 +74,7 @@ test('a lock: claim, heartbeat renewal, release with data, a claim after it', as
   expect(withoutWriteIds(rebuilt(claim!, { kind: 'claim', token: 1 }, id, 1))).toEqual(
     withoutWriteIds(claim!.record),
   );
-  expect(withoutWriteIds(rebuilt(renewal!, { kind: 'renew', leaseMs: 30_000 }, id, 1))).toEqual(
+  expect(withoutWriteIds(rebuilt(renewal!, { kind: 'renew', leaseMs: 30_000, token: 1 }, id, 1))).toEqual(
     withoutWriteIds(renewal!.record),
   );
   expect(withoutWriteIds(rebuilt(release!, { kind: 'release', data: '{"done":1}' }, id, 1))).toEqual(
@@ -114,9 +114,36 @@ test('a written hand-over to a local waiter, then a renewal of the waiter’s le
   const token = handOver.record.holder?.token ?? handOver.record.token;
   const intent: WriteIntent = { kind: 'handOver', to: 'w2', token, leaseMs: 30_000, data: '"handed"' };
   expect(withoutWriteIds(rebuilt(handOver, intent, to, 1))).toEqual(withoutWriteIds(handOver.record));
-  expect(withoutWriteIds(rebuilt(renewal, { kind: 'renew', leaseMs: 30_000 }, to, 1))).toEqual(
+  expect(withoutWriteIds(rebuilt(renewal, { kind: 'renew', leaseMs: 30_000, token }, to, 1))).toEqual(
     withoutWriteIds(renewal.record),
   );
+});
+
+test('a local pass with no write, then the renewal that stores the new caller’s token and fields', async () => {
+  const time = new ManualTime();
+  const { store, writes } = recording(memoryStore());
+  const locks = new LockClient({ store, leaseMs: 30_000, pollMs: 50, clock: { time: time.scheduler() } });
+  const first = await locks.acquire('k');
+  const second = locks.acquire('k');
+  const third = locks.acquire('k', { context: 'third caller' });
+  await time.advance(1);
+  await first.release({ data: 'handed' }); // written: it stores data
+  const holder = await second;
+  const before = writes.length;
+  await time.advance(1);
+  await holder.release(); // passed on: no write
+  const passed = await third;
+  expect(writes).toHaveLength(before);
+  expect(passed.fencingToken).toBe(holder.fencingToken + 1);
+  await time.advance(15_000); // the heartbeat
+  const renewal = writes[before]!;
+  await passed.release();
+  await locks.close();
+
+  const lockId = renewal.record.holder!.lockId;
+  expect(renewal.record.holder).toMatchObject({ token: passed.fencingToken, context: 'third caller' });
+  const intent: WriteIntent = { kind: 'renew', leaseMs: 30_000, token: passed.fencingToken };
+  expect(withoutWriteIds(rebuilt(renewal, intent, lockId, 1))).toEqual(withoutWriteIds(renewal.record));
 });
 
 test('a semaphore: two slots claimed, one released', async () => {

@@ -115,7 +115,7 @@ describe('a lock', () => {
     const renewed = { ...holder('L2', 5_000), acquiredAt: 1 };
     const record = recordFor(
       base,
-      { kind: 'renew', leaseMs: 30_000 },
+      { kind: 'renew', leaseMs: 30_000, token: 11 },
       { writeId: 'w2:4', lockId: 'L2', limit: 1, holder: renewed },
     );
     expect(record.holder).toEqual({ ...holder('L2'), renewedAt: 5_000, expiresAt: 35_000, token: 11 });
@@ -178,7 +178,7 @@ describe('a semaphore', () => {
     const base = semaphoreRecord(undefined, 2, [other, mine], 4, 'w1:1');
     const renewed = recordFor(
       base,
-      { kind: 'renew', leaseMs: 30_000 },
+      { kind: 'renew', leaseMs: 30_000, token: 4 },
       { writeId: 'w1:2', lockId: 'L1', limit: 2, holder: holder('L1', 9_000) },
     );
     expect(slotOf(renewed, 'L9')).toEqual(other);

@@ -34,6 +34,10 @@ export function passLeaseLocally(lease: LeaseState, terms: LeaseTerms, now: numb
 /** The record token a renewal of a holder in the middle of local passes writes: enough reserved ahead again. */
 export function topUpReserve(record: LockRecord): number {
   const own = record.holder?.token;
-  if (own === undefined || record.token - own >= RESERVED_TOKENS / 2) return record.token;
-  return own + RESERVED_TOKENS;
+  return own === undefined ? record.token : reserveAhead(own, record.token);
+}
+
+/** The record token a holder on token `own` writes in a record whose token is `top`: half the reserve left at least. */
+export function reserveAhead(own: number, top: number): number {
+  return top - own >= RESERVED_TOKENS / 2 ? top : own + RESERVED_TOKENS;
 }

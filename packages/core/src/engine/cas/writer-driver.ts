@@ -18,6 +18,8 @@ export interface WriterDriverOptions {
   /** The writer's id: no `:` in it (write-id.ts). */
   readonly writer: string;
   readonly owner: string;
+  /** The context the holder entry stores (the caller's `context` option). */
+  readonly context?: string;
   /** `claimBy: 'state'`: DynamoDB's one-request claim, for a finite lock on a store that offers it. */
   readonly terms: WriterTerms;
   /** Trusted clocks: how far the holders' clocks may disagree (the one-request claim's margin). */
@@ -49,6 +51,10 @@ export class WriterDriver {
   readonly #lost = new AbortController();
   /** The writer this one hands its lease to, while a hand-over is under way. */
   #handingTo: WriterDriver | undefined;
+  /** The caller a local pass gave the lease to: the next write stores when it took it, and its context. */
+  #caller: { readonly acquiredAt: number; readonly context: string | undefined } | undefined;
+  /** What the last `pass` event answered: the token it gave, or undefined. */
+  #passed: number | undefined;
 
   constructor(private readonly options: WriterDriverOptions) {
     const { terms, store, limit } = options;
@@ -59,7 +65,8 @@ export class WriterDriver {
         'WriterDriver: the one-request claim needs a store that offers it, a finite lease and a lock',
       );
     }
-    this.#state = newWriter(options.writer, options.terms);
+    // A semaphore slot never passes on locally: the tokens above its own are other holders'.
+    this.#state = newWriter(options.writer, limit > 1 ? { ...terms, slot: true } : terms);
     // Nobody awaits these when things go another way.
     this.#acquired.promise.catch(() => undefined);
   }
@@ -120,6 +127,18 @@ export class WriterDriver {
     const { leaseMs } = next.options.terms;
     this.#feed({ type: 'handOver', to: next.options.writer, leaseMs, data: text, now: this.#now() });
     return released.promise;
+  }
+
+  /**
+   * Passes the lease to another caller of this client, asking for the same lease length, with no
+   * request: the token it holds on, or undefined when the lease must be handed over with a write
+   * (writer-step.ts passToken says when). The next write stores the caller's fields.
+   */
+  passLocally(context?: string): number | undefined {
+    this.#passed = undefined;
+    this.#feed({ type: 'pass', leaseMs: this.options.terms.leaseMs, now: this.#now() });
+    if (this.#passed !== undefined) this.#caller = { acquiredAt: this.options.time.now(), context };
+    return this.#passed;
   }
 
   /** The caller stops waiting (or closes): whatever the writer may own is given back. */
@@ -184,6 +203,11 @@ export class WriterDriver {
         return;
       case 'extended':
         return;
+      case 'passed':
+        this.#passed = action.token;
+        return;
+      case 'notPassed':
+        return;
       case 'released':
         for (const released of this.#takeReleases()) released.resolve();
         return;
@@ -209,11 +233,11 @@ export class WriterDriver {
         if (next?.options.writer !== action.to)
           throw new Error('WriterDriver: a hand-over to a writer it never named');
         // The waiter takes the lease as the hand-over wrote it; one that gave up meanwhile gives it back.
-        const { version, token, leaseMs, sentAt } = action;
+        const { version, token, top, leaseMs, sentAt } = action;
         // The record the hand-over wrote: the waiter's next write is built on it.
         const record = this.#records.get(version);
         if (record) next.#records.set(version, record);
-        next.#feed({ type: 'handedOver', version, token, leaseMs, sentAt, now: this.#now() });
+        next.#feed({ type: 'handedOver', version, token, top, leaseMs, sentAt, now: this.#now() });
         return;
       }
       case 'ended':
@@ -285,9 +309,10 @@ export class WriterDriver {
     const { terms, lockId, limit } = this.options;
     const leaseMs = intent.kind === 'renew' || intent.kind === 'handOver' ? intent.leaseMs : terms.leaseMs;
     // A hand-over writes the waiter's holder entry: its acquisition, with the lease it takes.
+    const next = this.#handingTo?.options;
     const holder =
-      intent.kind === 'handOver'
-        ? this.#holder(leaseMs, this.#handingTo?.options.lockId)
+      intent.kind === 'handOver' && next
+        ? this.#holder(leaseMs, next.lockId, { acquiredAt: this.options.time.now(), context: next.context })
         : this.#holder(leaseMs);
     const live = base && limit > 1 ? this.#live(base) : undefined;
     const write = { writeId: writeIdOf(this.options.writer, seq), lockId, limit, holder, live };
@@ -316,7 +341,8 @@ export class WriterDriver {
       const outcome = await send();
       if (outcome.ok) {
         this.#records.set(outcome.version, { version: outcome.version, record: outcome.record });
-        return { kind: 'ok', version: outcome.version, token: tokenOf(outcome.record, this.options.lockId) };
+        const { version, record } = outcome;
+        return { kind: 'ok', version, token: tokenOf(record, this.options.lockId), top: record.token };
       }
       if (outcome.maybeApplied) return { kind: 'unknown' };
       if (outcome.current === undefined) return { kind: 'conflict' };
@@ -328,12 +354,28 @@ export class WriterDriver {
     }
   }
 
-  /** The holder fields a write of this writer (or, handing over, of the acquisition `lockId`) stores, stamped now. */
-  #holder(leaseMs: number | null, lockId = this.options.lockId): LeaseHolder {
+  /**
+   * The holder fields a write of this writer stores, stamped now: its caller's (a claim's, or
+   * the one a local pass gave the lease to), or when handing over, those of the acquisition `lockId`.
+   */
+  #holder(
+    leaseMs: number | null,
+    lockId = this.options.lockId,
+    caller = this.#caller ?? { acquiredAt: this.options.time.now(), context: this.options.context },
+  ): LeaseHolder {
     const { time, owner } = this.options;
     const now = time.now();
     const expiresAt = leaseMs === null ? null : now + leaseMs;
-    return { owner, lockId, acquiredAt: now, renewedAt: now, leaseMs, expiresAt };
+    const holder: LeaseHolder = {
+      owner,
+      lockId,
+      acquiredAt: caller.acquiredAt,
+      renewedAt: now,
+      leaseMs,
+      expiresAt,
+    };
+    if (caller.context !== undefined) holder.context = caller.context;
+    return holder;
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { LeaseHolder, LockRecord, SlotHolder } from '../../contract/lock-record.js';
 import type { WriteIntent } from '../../protocol/writer-state.js';
-import { RESERVED_TOKENS, topUpReserve } from './local-pass.js';
+import { RESERVED_TOKENS, reserveAhead } from './local-pass.js';
 import { holdersOf, semaphoreRecord } from './slot-records.js';
 
 /** What a write of the state machine needs beyond its intent: who writes it, and the holder fields it stores. */
@@ -41,10 +41,17 @@ export function recordFor(base: LockRecord | null, intent: WriteIntent, write: R
     }
     case 'renew': {
       if (!own) throw new Error(`recordFor: ${write.lockId} renews a record without its entry`);
-      const { renewedAt, leaseMs, expiresAt } = holderOf(write);
-      holders = [...others, { ...own, renewedAt, leaseMs, expiresAt, writeId: write.writeId }];
-      // While a lock passes among its client's callers, tokens stay reserved ahead of them.
-      if (write.limit === 1 && base) token = topUpReserve(base);
+      const fields = holderOf(write);
+      const { renewedAt, leaseMs, expiresAt } = fields;
+      // Passed on locally since the last write: the entry names the caller that holds it now.
+      const caller =
+        intent.token === own.token
+          ? {}
+          : { token: intent.token, acquiredAt: fields.acquiredAt, context: fields.context };
+      holders = [...others, { ...own, ...caller, renewedAt, leaseMs, expiresAt, writeId: write.writeId }];
+      // While a lock passes among its client's callers, tokens stay reserved ahead of them
+      // (a lock with no reserve, its holder on the record's token, takes none).
+      if (write.limit === 1 && intent.token < token) token = reserveAhead(intent.token, token);
       break;
     }
     case 'release':

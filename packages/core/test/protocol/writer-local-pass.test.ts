@@ -1,0 +1,150 @@
+import { expect, test } from 'vitest';
+import type { VersionedRecord } from '../../src/contract/lock-record.js';
+import type { LockStore } from '../../src/contract/lock-store.js';
+import { WriterDriver } from '../../src/engine/cas/writer-driver.js';
+import { memoryStore } from '../../src/index.js';
+import type { WriterTerms } from '../../src/protocol/writer-state.js';
+import { ManualTime } from '../helpers/manual-time.js';
+
+// A local pass: a lease moves to another caller of the same client with no request, on a token
+// reserved by the written hand-over before it, and the next write stores that caller.
+
+/** A memory store that counts requests and can hold its writes back until `release()`. */
+function watchedStore() {
+  const inner = memoryStore();
+  const state = { requests: 0, holdWrites: false };
+  let held: (() => void)[] = [];
+  const store: LockStore = Object.assign(Object.create(inner) as LockStore, {
+    async read(key: string) {
+      state.requests++;
+      return inner.read(key);
+    },
+    async write(...args: Parameters<LockStore['write']>) {
+      state.requests++;
+      if (state.holdWrites) await new Promise<void>((resolve) => held.push(resolve));
+      return inner.write(...args);
+    },
+  });
+  const releaseWrites = () => {
+    state.holdWrites = false;
+    for (const resolve of held) resolve();
+    held = [];
+  };
+  return { store, state, releaseWrites };
+}
+
+function writerOn(
+  store: LockStore,
+  time: ManualTime,
+  n: number,
+  options: { limit?: number; marginMs?: number } = {},
+) {
+  const terms: WriterTerms = {
+    leaseMs: 10_000,
+    claimBy: 'version',
+    marginMs: options.marginMs ?? 1_000,
+    retryMs: 50,
+  };
+  const scheduler = time.scheduler();
+  return new WriterDriver({
+    store,
+    key: 'k',
+    lockId: `L${n}`,
+    writer: `w${n}`,
+    owner: 'this client',
+    context: `caller ${n}`,
+    terms,
+    limit: options.limit ?? 1,
+    time: scheduler,
+    claimable: (current: VersionedRecord) => {
+      const expiresAt = current.record.holder?.expiresAt;
+      return expiresAt != null && expiresAt <= scheduler.now();
+    },
+  });
+}
+
+/** Writer 2 holds the key, handed over to it by writer 1 in one write (which reserves tokens). */
+async function handedOver(store: LockStore, time: ManualTime, marginMs?: number) {
+  const first = writerOn(store, time, 1, { marginMs });
+  const second = writerOn(store, time, 2, { marginMs });
+  void first.acquire();
+  await time.advance(1);
+  const waiting = second.acquire();
+  await time.advance(60); // the waiter looked, and found the key held
+  void first.handOver(second);
+  await time.advance(1);
+  return { second, token: await waiting };
+}
+
+test('after a written hand-over, callers pass the lease on with no request, each on the next token, and the renewal stores the last', async () => {
+  const time = new ManualTime();
+  const { store, state } = watchedStore();
+  const { second, token } = await handedOver(store, time);
+  const before = state.requests;
+  expect(second.passLocally('caller 3')).toBe(token + 1);
+  await time.advance(100);
+  const passedAt = time.scheduler().now();
+  expect(second.passLocally('caller 4')).toBe(token + 2);
+  expect(state.requests).toBe(before);
+
+  await time.advance(5_000); // past the renewal, halfway through what is left of the lease
+  const record = (await store.read('k'))!.record;
+  expect(state.requests).toBeGreaterThan(before);
+  expect(record.holder).toMatchObject({
+    lockId: 'L2',
+    token: token + 2,
+    context: 'caller 4',
+    acquiredAt: passedAt,
+  });
+  expect(record.token).toBeGreaterThan(token + 2); // still reserved ahead
+  await second.release();
+  expect(await second.ended).toBe('released');
+});
+
+test('no pass without a reserved token: right after a claim, the holder is on the record’s token', async () => {
+  const time = new ManualTime();
+  const { store } = watchedStore();
+  const only = writerOn(store, time, 1);
+  void only.acquire();
+  await time.advance(1);
+  expect(only.state.lease).not.toBeNull();
+  expect(only.passLocally()).toBeUndefined();
+});
+
+test('no pass for a semaphore slot, though the record’s token is above its own (another holder’s)', async () => {
+  const time = new ManualTime();
+  const { store } = watchedStore();
+  const [a, b] = [1, 2].map((n) => writerOn(store, time, n, { limit: 2 }));
+  void a!.acquire();
+  await time.advance(1);
+  void b!.acquire();
+  await time.advance(1);
+  await time.advance(5_000); // a's renewal learns the record's token, b's
+  expect(a!.state.lease?.top).toBeGreaterThan(a!.state.lease!.token);
+  expect(a!.passLocally()).toBeUndefined();
+});
+
+test('no pass while a write is in flight: its outcome decides the lease first', async () => {
+  const time = new ManualTime();
+  const { store, state, releaseWrites } = watchedStore();
+  const { second, token } = await handedOver(store, time);
+  state.holdWrites = true;
+  await time.advance(4_600); // the renewal is sent (halfway through the 9 s trusted), and held
+  expect(second.state.pending?.intent.kind).toBe('renew');
+  expect(second.passLocally()).toBeUndefined();
+  releaseWrites();
+  await time.advance(1);
+  expect(second.state.pending).toBeNull();
+  expect(second.passLocally()).toBe(token + 1);
+});
+
+test('no pass with a third of the lease left or less: the next caller would start with almost none', async () => {
+  const time = new ManualTime();
+  const { store } = watchedStore();
+  // A wide margin: the lease is trusted for 4 s of its 10, and renewed 2 s in.
+  const { second, token } = await handedOver(store, time, 6_000);
+  expect(second.passLocally()).toBe(token + 1); // 4 s left
+  await time.advance(1_000); // 3 s left
+  expect(second.state.pending).toBeNull();
+  expect(second.passLocally()).toBeUndefined();
+});
