@@ -18,6 +18,8 @@ export interface ExploreConfig {
   readonly maxTime: number;
   /** User calls per writer: release (with data), extend, hand-over, give up. */
   readonly userActions: number;
+  /** Whether a holder's caller may store data while it holds (an update: a renewal that stores it). */
+  readonly updates?: boolean;
   /** Whether a holder's caller may pass the lease on to another caller of its client with no write. */
   readonly passes?: boolean;
   /** The lease an `extend` asks for, when users may extend. */
@@ -91,6 +93,24 @@ export const CONFIGS: readonly ExploreConfig[] = [
     userActions: 0,
     forceReleases: 0,
     conflictView: true,
+    testDepth: 9,
+  },
+  {
+    // Holders store data while they hold (an update is a renewal that stores it), with faults:
+    // an update told it landed must have, one told it did not must never land, and no late
+    // copy may revert data stored after it.
+    name: 'lock, updates with faults, S3 answers',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite() },
+      { id: 'b', terms: finite() },
+    ],
+    faults: 1,
+    maxTime: 5,
+    userActions: 2,
+    updates: true,
+    forceReleases: 0,
+    conflictView: false,
     testDepth: 9,
   },
   {

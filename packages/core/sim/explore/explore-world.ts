@@ -40,6 +40,8 @@ export interface World {
   readonly told: readonly boolean[];
   /** Data whose caller got its answer (released, or failed): `writer=data`. None may land after. */
   readonly settled: readonly string[];
+  /** Per writer: the data its caller's release, hand-over or update under way stores (null: none), as the caller asked. */
+  readonly asking: readonly (string | null)[];
   /** How many times the record was deleted from outside (an S3 lifecycle rule, a DynamoDB TTL, a person). */
   readonly deletes: number;
   /** Per writer: the highest token it has seen in a record (a read, a refusal's view, a write's answer). */
@@ -75,6 +77,7 @@ export function initialWorld(config: ExploreConfig): World {
     stored: [],
     told: config.writers.map(() => false),
     settled: [],
+    asking: config.writers.map(() => null),
     deletes: 0,
     seen: config.writers.map(() => 0),
     versionFloor: 0,
@@ -98,6 +101,7 @@ interface Draft {
   stored: string[];
   told: boolean[];
   settled: string[];
+  asking: (string | null)[];
   deletes: number;
   seen: number[];
   versionFloor: number;
@@ -116,6 +120,7 @@ function draftOf(world: World): Draft {
     stored: [...world.stored],
     told: [...world.told],
     settled: [...world.settled],
+    asking: [...world.asking],
     seen: [...world.seen],
   };
 }
@@ -182,19 +187,13 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       draft.tokens.push(action.token);
       return;
     case 'released': {
-      const goal = before.goal;
+      const data = answered(draft, w);
       draft.told[w] = false;
-      if ((goal.kind === 'release' || goal.kind === 'handOver') && goal.data !== undefined) {
-        draft.settled.push(`${writer.writer}=${goal.data}`);
-      }
-      if (
-        goal.kind === 'release' &&
-        goal.data !== undefined &&
-        !draft.stored.includes(`${writer.writer}=${goal.data}`)
-      ) {
+      if (data !== undefined) draft.settled.push(`${writer.writer}=${data}`);
+      if (data !== undefined && !draft.stored.includes(`${writer.writer}=${data}`)) {
         throw new Violation(
           'data',
-          `${writer.writer}'s release of "${goal.data}" resolved, but that data never landed`,
+          `${writer.writer}'s release of "${data}" resolved, but that data never landed`,
         );
       }
       return;
@@ -215,12 +214,13 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
     }
     case 'failed': {
       const goal = before.goal;
-      const data = goal.kind === 'release' || goal.kind === 'handOver' ? goal.data : undefined;
+      const data = answered(draft, w);
       // Refused: the caller holds as before (a refused extend); lost: it does not.
       draft.told[w] =
         action.why === 'refused' &&
         (action.op === 'extend' ? draft.told[w]! : goal.kind === 'release' || goal.kind === 'handOver');
-      if (data !== undefined) draft.settled.push(`${writer.writer}=${data}`);
+      // Told it may have landed: it may still land (a change whose write was in flight at the loss).
+      if (data !== undefined && !action.maybeApplied) draft.settled.push(`${writer.writer}=${data}`);
       if (!action.maybeApplied && data !== undefined && draft.stored.includes(`${writer.writer}=${data}`)) {
         throw new Violation(
           'data',
@@ -232,11 +232,29 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
     case 'lost':
       draft.told[w] = false;
       return;
-    case 'extended':
+    case 'extended': {
+      const data = answered(draft, w);
+      if (data === undefined) return;
+      draft.settled.push(`${writer.writer}=${data}`);
+      if (!draft.stored.includes(`${writer.writer}=${data}`)) {
+        throw new Violation(
+          'data',
+          `${writer.writer}'s update of "${data}" resolved, but that data never landed`,
+        );
+      }
+      return;
+    }
     case 'notPassed':
     case 'ended':
       return;
   }
+}
+
+/** The data of the caller's request that the machine just answered, which is no longer under way. */
+function answered(draft: Draft, w: number): string | undefined {
+  const data = draft.asking[w] ?? undefined;
+  draft.asking[w] = null;
+  return data;
 }
 
 function freeze(draft: Draft): World {
@@ -304,7 +322,7 @@ export function successors(world: World, config: ExploreConfig): { label: string
       if (answer.ok) {
         d.record = answer.record;
         const { intent } = write;
-        if ((intent.kind === 'release' || intent.kind === 'handOver') && intent.data !== undefined) {
+        if (intent.kind !== 'claim' && intent.data !== undefined) {
           const stored = `${id}=${intent.data}`;
           if (d.settled.includes(stored)) {
             throw new Violation('data', `${id}'s "${intent.data}" landed after its caller got its answer`);
@@ -394,6 +412,11 @@ function userCalls(
   const call = (label: string, event: WriterEvent) =>
     add(`${id}: ${label}`, (d) => {
       d.userActions[w]!++;
+      if (event.type === 'release' || event.type === 'handOver' || event.type === 'extend') {
+        d.asking[w] = event.data ?? null;
+      }
+      // Closing answers a change under way with "closed": whether its data landed is not told.
+      if (event.type === 'giveUp') d.asking[w] = null;
       if (event.type === 'release' || event.type === 'handOver' || event.type === 'giveUp') d.told[w] = false;
       deliver(d, config, w, { ...event, now: d.now } as WriterEvent);
     });
@@ -404,7 +427,15 @@ function userCalls(
   if (goal.kind === 'hold') {
     call('releases', { type: 'release', data: `d${world.userActions[w]}`, now: 0 });
     call('closes', { type: 'giveUp', now: 0 });
-    if (config.extendTo !== undefined) call('extends', { type: 'extend', leaseMs: config.extendTo, now: 0 });
+    // One change at a time: the driver holds a second back until the first is answered.
+    const changing = goal.change !== undefined;
+    if (config.extendTo !== undefined && !changing) {
+      call('extends', { type: 'extend', leaseMs: config.extendTo, data: undefined, now: 0 });
+    }
+    if (config.updates && !changing) {
+      const data = `u${world.userActions[w]}`;
+      call('updates', { type: 'extend', leaseMs: writer.terms.leaseMs, data, now: 0 });
+    }
     if (config.passes) call('passes on', { type: 'pass', leaseMs: writer.terms.leaseMs, now: 0 });
     config.writers.forEach((other, to) => {
       if (

@@ -96,6 +96,7 @@ export function applyWrite(
       // The caller a local pass gave the lease to, since the last write.
       token = intent.token;
       next = [...others, { ...own, by: writer, seq, token, expiresAt }];
+      if (intent.data !== undefined) data = intent.data;
       // The reserve is topped up while one is in use (a lock with none takes none).
       if (limit === 1 && token < base) {
         top = base - token >= MODEL_RESERVED_TOKENS / 2 ? base : token + MODEL_RESERVED_TOKENS;

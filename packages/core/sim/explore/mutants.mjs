@@ -29,6 +29,7 @@ const DYNAMO = "DynamoDB's one-request claim";
 const SHORT = 'lock, short leases, one fault, one call';
 const SLOT_OUTSIDE = 'semaphore of limit 2, one slot held outside';
 const PASSES = 'lock, local passes on reserved tokens';
+const UPDATES = 'lock, updates with faults';
 
 /** Each: where, what to find (exactly once), what instead; the configuration and the invariant that must catch it. */
 const MUTANTS = [
@@ -94,10 +95,9 @@ const MUTANTS = [
   {
     name: 'a refused shortening of a fail-closed lease ends the writer',
     file: 'write-outcome.ts',
-    search:
-      "if (intent.kind === 'renew' && !(s.goal.kind === 'hold' && s.goal.extend !== undefined)) return s;",
+    search: "if (intent.kind === 'renew' && !answersChange(s, intent)) return s;",
     replace:
-      "if (intent.kind === 'renew' && s.goal.kind === 'giveBack') return lose(s, out, false);\n    if (intent.kind === 'renew' && !(s.goal.kind === 'hold' && s.goal.extend !== undefined)) return s;",
+      "if (intent.kind === 'renew' && s.goal.kind === 'giveBack') return lose(s, out, false);\n    if (intent.kind === 'renew' && !answersChange(s, intent)) return s;",
     config: FAIL_CLOSED,
     check: 'held-for-ever',
   },
@@ -203,6 +203,15 @@ const MUTANTS = [
     replace: 'if (lease.token > lease.top ||',
     config: PASSES,
     check: 'token-order',
+    depth: 12,
+  },
+  {
+    name: 'a heartbeat that lands answers an update (whose data it does not carry)',
+    file: 'write-outcome.ts',
+    search: 'return intent.leaseMs === goal.change.leaseMs && intent.data === goal.change.data;',
+    replace: 'return intent.leaseMs === goal.change.leaseMs;',
+    config: UPDATES,
+    check: 'data',
     depth: 12,
   },
 ];

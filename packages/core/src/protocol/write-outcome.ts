@@ -47,7 +47,7 @@ export function landed(
       out.push({ type: 'acquired', token: leaseToken });
       return { ...s, goal: { kind: 'hold' } };
     }
-    if (s.goal.kind === 'hold' && s.goal.extend !== undefined && s.goal.extend === leaseMs) {
+    if (answersChange(s, intent)) {
       out.push({ type: 'extended' });
       return { ...s, goal: { kind: 'hold' } };
     }
@@ -101,7 +101,8 @@ export function notApplied(
         return { ...s, known: s.known && { ...s.known, own: undefined, claimable: false } };
       return lose(s, out, false);
     }
-    if (intent.kind === 'renew' && !(s.goal.kind === 'hold' && s.goal.extend !== undefined)) return s;
+    // A heartbeat refused: the lease stands, and the caller's change, if any, is sent next.
+    if (intent.kind === 'renew' && !answersChange(s, intent)) return s;
     out.push({ type: 'failed', op, why: 'refused', maybeApplied: false });
     return s.goal.kind === 'giveBack' ? s : { ...s, goal: { kind: 'hold' } };
   }
@@ -136,10 +137,19 @@ export function resolveWith(
   return notApplied(state, pending, view, out);
 }
 
+/** Whether `intent` is the write of the change the holder's caller waits for (a heartbeat is not). */
+export function answersChange(state: WriterState, intent: PendingWrite['intent']): boolean {
+  const { goal } = state;
+  if (goal.kind !== 'hold' || goal.change === undefined || intent.kind !== 'renew') return false;
+  return intent.leaseMs === goal.change.leaseMs && intent.data === goal.change.data;
+}
+
 /** The caller's lease is gone, and nothing of this writer is left in the store or in flight. */
 export function lose(state: WriterState, out: WriterAction[], maybeApplied: boolean): WriterState {
   const { goal } = state;
   if (goal.kind === 'hold') out.push({ type: 'lost' });
+  if (goal.kind === 'hold' && goal.change)
+    out.push({ type: 'failed', op: 'extend', why: 'lost', maybeApplied });
   if (goal.kind === 'release' || goal.kind === 'handOver') {
     out.push({ type: 'failed', op: goal.kind, why: 'lost', maybeApplied });
   }

@@ -40,8 +40,11 @@ export type WriterEvent =
    * `leaseMs`, takes the lease with no write: on the next reserved token, if the pass is safe.
    */
   | { readonly type: 'pass'; readonly leaseMs: number | null; readonly now: number }
-  /** The holder asks for another lease length (null: fail-closed). */
-  | { readonly type: 'extend'; readonly leaseMs: number | null; readonly now: number }
+  /**
+   * The holder asks to renew now: for a lease of `leaseMs` (another length: extend; its own:
+   * update), storing `data` when given. One at a time: a second waits for the first's answer.
+   */
+  | { readonly type: 'extend'; readonly leaseMs: number | null; readonly data: Data; readonly now: number }
   /** The caller stopped waiting (its wait ran out, it aborted, or the client closes). */
   | { readonly type: 'giveUp'; readonly now: number }
   /** A lock of this client handed its lease to this writer in a write that landed. */
@@ -72,7 +75,7 @@ export type WriterAction =
   | { readonly type: 'acquired'; readonly token: number }
   /** The caller's lease is lost: abort its signal. */
   | { readonly type: 'lost' }
-  /** The caller's extend is confirmed. */
+  /** The caller's extend (or update) landed. */
   | { readonly type: 'extended' }
   /** The caller's release (or hand-over) is done. */
   | { readonly type: 'released' }

@@ -57,8 +57,8 @@ export type Data = string | undefined;
 export type Goal =
   /** A caller waits to get the lease. */
   | { readonly kind: 'acquire' }
-  /** The caller holds the lease; `extend` when it asked for another lease length. */
-  | { readonly kind: 'hold'; readonly extend?: number | null }
+  /** The caller holds the lease; `change` when it asked to renew it now (extend, or store data). */
+  | { readonly kind: 'hold'; readonly change?: LeaseChange }
   /** The caller asked to release it, storing `data`. */
   | { readonly kind: 'release'; readonly data: Data }
   /** The caller released it to the local waiter `to`, in one write. */
@@ -66,12 +66,18 @@ export type Goal =
   /** Nobody wants it any more: give back whatever this writer may own, then end. */
   | { readonly kind: 'giveBack' };
 
+/** A renewal the caller asked for: a lease of `leaseMs` from its send (null: fail-closed), storing `data` when given. */
+export interface LeaseChange {
+  readonly leaseMs: number | null;
+  readonly data: Data;
+}
+
 /** What a write asks the store for; the driver builds the record from it and the record it knows. */
 export type WriteIntent =
   /** `token` undefined: the store picks the record's token + 1, but at least `tokenFloor` + 1 (a record deleted and created again). */
   | { readonly kind: 'claim'; readonly token: number | undefined; readonly tokenFloor?: number }
   /** `token`: the holder's token to store (a local pass since the last write gave a later one). */
-  | { readonly kind: 'renew'; readonly leaseMs: number | null; readonly token: number }
+  | { readonly kind: 'renew'; readonly leaseMs: number | null; readonly token: number; readonly data?: Data }
   | { readonly kind: 'release'; readonly data: Data }
   | {
       readonly kind: 'handOver';

@@ -1,4 +1,4 @@
-import { end, landed, lose, notApplied, resolveWith, send } from './write-outcome.js';
+import { answersChange, end, landed, lose, notApplied, resolveWith, send } from './write-outcome.js';
 import type { Step, TimerName, WriteAnswer, WriterAction, WriterEvent } from './writer-events.js';
 import {
   deadlineFrom,
@@ -60,7 +60,9 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
         ? { ...s, goal: { kind: 'handOver', to: e.to, leaseMs: e.leaseMs, data: e.data } }
         : s;
     case 'extend':
-      return s.goal.kind === 'hold' ? { ...s, goal: { kind: 'hold', extend: e.leaseMs } } : s;
+      return s.goal.kind === 'hold' && s.goal.change === undefined
+        ? { ...s, goal: { kind: 'hold', change: { leaseMs: e.leaseMs, data: e.data } } }
+        : s;
     case 'pass': {
       const token = passToken(s, e.leaseMs, e.now);
       if (token === undefined || !s.lease) {
@@ -147,8 +149,9 @@ function advance(state: WriterState, now: number, out: WriterAction[]): WriterSt
       return seekLease(s, now, out);
     case 'hold':
       if (!lease) return s;
-      if (goal.extend !== undefined) {
-        const intent = { kind: 'renew', leaseMs: goal.extend, token: lease.token } as const;
+      if (goal.change !== undefined) {
+        const { leaseMs, data } = goal.change;
+        const intent = { kind: 'renew', leaseMs, token: lease.token, data } as const;
         return send(s, intent, versionOf(lease.version), now, out);
       }
       return arm(s, out);
@@ -210,6 +213,11 @@ function checkDeadline(s: WriterState, now: number, out: WriterAction[]): Writer
   const writing = pending?.intent.kind === 'release' || pending?.intent.kind === 'handOver';
   if ((goal.kind === 'release' || goal.kind === 'handOver') && writing) return s;
   if (goal.kind === 'hold') out.push({ type: 'lost' });
+  if (goal.kind === 'hold' && goal.change) {
+    // The caller's change may still land when its write is the one in flight.
+    const maybeApplied = pending !== null && answersChange(s, pending.intent);
+    out.push({ type: 'failed', op: 'extend', why: 'lost', maybeApplied });
+  }
   if (goal.kind === 'release' || goal.kind === 'handOver') {
     out.push({ type: 'failed', op: goal.kind, why: 'lost', maybeApplied: false });
   }
@@ -227,7 +235,7 @@ function checkDeadline(s: WriterState, now: number, out: WriterAction[]): Writer
  */
 function passToken(s: WriterState, leaseMs: number | null, now: number): number | undefined {
   const { lease, goal, terms, pending } = s;
-  if (!lease || goal.kind !== 'hold' || goal.extend !== undefined || pending || s.reading) return undefined;
+  if (!lease || goal.kind !== 'hold' || goal.change !== undefined || pending || s.reading) return undefined;
   if (terms.slot || terms.leaseMs === null || leaseMs !== terms.leaseMs) return undefined;
   if (lease.token >= lease.top || (s.known?.token ?? 0) > lease.top) return undefined;
   if (effectiveDeadline(s) - now <= terms.leaseMs / 3) return undefined;

@@ -1,67 +1,10 @@
 import { expect, test } from 'vitest';
-import type { VersionedRecord } from '../../src/contract/lock-record.js';
 import type { LockStore } from '../../src/contract/lock-store.js';
-import { WriterDriver } from '../../src/engine/cas/writer-driver.js';
-import { memoryStore } from '../../src/index.js';
-import type { WriterTerms } from '../../src/protocol/writer-state.js';
 import { ManualTime } from '../helpers/manual-time.js';
+import { watchedStore, writerOn } from '../helpers/manual-writer.js';
 
 // A local pass: a lease moves to another caller of the same client with no request, on a token
 // reserved by the written hand-over before it, and the next write stores that caller.
-
-/** A memory store that counts requests and can hold its writes back until `release()`. */
-function watchedStore() {
-  const inner = memoryStore();
-  const state = { requests: 0, holdWrites: false };
-  let held: (() => void)[] = [];
-  const store: LockStore = Object.assign(Object.create(inner) as LockStore, {
-    async read(key: string) {
-      state.requests++;
-      return inner.read(key);
-    },
-    async write(...args: Parameters<LockStore['write']>) {
-      state.requests++;
-      if (state.holdWrites) await new Promise<void>((resolve) => held.push(resolve));
-      return inner.write(...args);
-    },
-  });
-  const releaseWrites = () => {
-    state.holdWrites = false;
-    for (const resolve of held) resolve();
-    held = [];
-  };
-  return { store, state, releaseWrites };
-}
-
-function writerOn(
-  store: LockStore,
-  time: ManualTime,
-  n: number,
-  options: { limit?: number; marginMs?: number } = {},
-) {
-  const terms: WriterTerms = {
-    leaseMs: 10_000,
-    claimBy: 'version',
-    marginMs: options.marginMs ?? 1_000,
-    retryMs: 50,
-  };
-  const scheduler = time.scheduler();
-  return new WriterDriver({
-    store,
-    key: 'k',
-    lockId: `L${n}`,
-    writer: `w${n}`,
-    owner: 'this client',
-    context: `caller ${n}`,
-    terms,
-    limit: options.limit ?? 1,
-    time: scheduler,
-    claimable: (current: VersionedRecord) => {
-      const expiresAt = current.record.holder?.expiresAt;
-      return expiresAt != null && expiresAt <= scheduler.now();
-    },
-  });
-}
 
 /** Writer 2 holds the key, handed over to it by writer 1 in one write (which reserves tokens). */
 async function handedOver(store: LockStore, time: ManualTime, marginMs?: number) {

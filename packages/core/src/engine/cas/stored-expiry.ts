@@ -1,4 +1,4 @@
-import type { ResolvedClock } from '../../shared/clock.js';
+import type { ClockMode } from '../../shared/clock.js';
 
 // The wall-clock end of a lease that a holder stores, which trusted waiters go by.
 
@@ -9,7 +9,7 @@ import type { ResolvedClock } from '../../shared/clock.js';
  * judged by the untrusted rule in every mode (the record unchanged for a full lease), and an
  * older Latch on trusted clocks never takes it over (it reads it as fail-closed).
  */
-export function storedExpiry(clock: ResolvedClock, now: number, leaseMs: number | null): number | null {
+export function storedExpiry(clock: { mode: ClockMode }, now: number, leaseMs: number | null): number | null {
   if (leaseMs === null || clock.mode === 'untrusted') return null;
   return now + leaseMs;
 }

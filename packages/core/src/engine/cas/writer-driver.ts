@@ -4,9 +4,11 @@ import { writeIdOf } from '../../protocol/write-id.js';
 import type { TimerName, WriteAnswer, WriterAction, WriterEvent } from '../../protocol/writer-events.js';
 import { newWriter, type WriterState, type WriterTerms } from '../../protocol/writer-state.js';
 import { step } from '../../protocol/writer-step.js';
+import type { ClockMode } from '../../shared/clock.js';
 import { LockLostError, LockStoreError } from '../../shared/errors.js';
 import type { ScheduledTimer, Scheduler } from '../../shared/scheduler.js';
 import { holdersOf, limitOf, slotView } from './slot-records.js';
+import { storedExpiry } from './stored-expiry.js';
 import { recordFor } from './writer-records.js';
 import { writerView } from './writer-view.js';
 
@@ -22,6 +24,8 @@ export interface WriterDriverOptions {
   readonly context?: string;
   /** `claimBy: 'state'`: DynamoDB's one-request claim, for a finite lock on a store that offers it. */
   readonly terms: WriterTerms;
+  /** This client's clock mode (default trusted): on untrusted clocks a holder stores no expiry (stored-expiry.ts). */
+  readonly clockMode?: ClockMode;
   /** Trusted clocks: how far the holders' clocks may disagree (the one-request claim's margin). */
   readonly toleranceMs?: number;
   /** 1: a lock; more: a semaphore. */
@@ -55,6 +59,9 @@ export class WriterDriver {
   #caller: { readonly acquiredAt: number; readonly context: string | undefined } | undefined;
   /** What the last `pass` event answered: the token it gave, or undefined. */
   #passed: number | undefined;
+  /** The caller's extend or update under way, and the ones queued behind it (one at a time). */
+  #changing: ReturnType<typeof deferred<void>> | undefined;
+  #changes: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: WriterDriverOptions) {
     const { terms, store, limit } = options;
@@ -130,6 +137,39 @@ export class WriterDriver {
   }
 
   /**
+   * Renews now, for a lease of `leaseMs` (null: fail-closed), storing `data` when given: an
+   * extend, or with the writer's own lease length an update. Resolves once it landed; rejects
+   * with LockStoreError when the store refused it (the lease stands as it was) or LockLostError
+   * when the lease ended first. A second call waits for the first's answer.
+   */
+  extend(leaseMs: number | null, data?: unknown): Promise<void> {
+    const change = () => this.#change(leaseMs, data);
+    const answered = this.#changes.then(change, change);
+    this.#changes = answered.catch(() => undefined);
+    return answered;
+  }
+
+  #change(leaseMs: number | null, data: unknown): Promise<void> {
+    const { goal, end } = this.#state;
+    if (end !== null || goal.kind !== 'hold') {
+      return Promise.reject(
+        new LockLostError(this.options.key, 'it was not held when extended', { maybeApplied: false }),
+      );
+    }
+    const changing = deferred<void>();
+    this.#changing = changing;
+    const text = data === undefined ? undefined : JSON.stringify(data);
+    this.#feed({ type: 'extend', leaseMs, data: text, now: this.#now() });
+    return changing.promise;
+  }
+
+  #takeChange() {
+    const changing = this.#changing;
+    this.#changing = undefined;
+    return changing;
+  }
+
+  /**
    * Passes the lease to another caller of this client, asking for the same lease length, with no
    * request: the token it holds on, or undefined when the lease must be handed over with a write
    * (writer-step.ts passToken says when). The next write stores the caller's fields.
@@ -202,6 +242,7 @@ export class WriterDriver {
         this.#lost.abort(new LockLostError(this.options.key, 'its lease ended before it could be renewed'));
         return;
       case 'extended':
+        this.#takeChange()?.resolve();
         return;
       case 'passed':
         this.#passed = action.token;
@@ -212,7 +253,20 @@ export class WriterDriver {
         for (const released of this.#takeReleases()) released.resolve();
         return;
       case 'failed': {
-        if (action.op === 'extend') return; // extend is not driven yet
+        if (action.op === 'extend') {
+          const { key } = this.options;
+          this.#takeChange()?.reject(
+            action.why === 'lost'
+              ? new LockLostError(key, 'its lease ended before the change was confirmed', {
+                  maybeApplied: action.maybeApplied,
+                })
+              : new LockStoreError(`The store refused to renew lock "${key}"; it is still held as before.`, {
+                  retryable: true,
+                  reason: 'unavailable',
+                }),
+          );
+          return;
+        }
         const error =
           action.why === 'lost'
             ? new LockLostError(this.options.key, 'it was no longer held when released', {
@@ -247,6 +301,7 @@ export class WriterDriver {
         for (const released of this.#takeReleases()) {
           released.reject(new LockLostError(this.options.key, `the lease ended (${action.end})`));
         }
+        this.#takeChange()?.reject(new LockLostError(this.options.key, `the lease ended (${action.end})`));
         return;
     }
   }
@@ -365,7 +420,7 @@ export class WriterDriver {
   ): LeaseHolder {
     const { time, owner } = this.options;
     const now = time.now();
-    const expiresAt = leaseMs === null ? null : now + leaseMs;
+    const expiresAt = storedExpiry({ mode: this.options.clockMode ?? 'trusted' }, now, leaseMs);
     const holder: LeaseHolder = {
       owner,
       lockId,

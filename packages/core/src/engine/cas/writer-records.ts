@@ -52,6 +52,7 @@ export function recordFor(base: LockRecord | null, intent: WriteIntent, write: R
       // While a lock passes among its client's callers, tokens stay reserved ahead of them
       // (a lock with no reserve, its holder on the record's token, takes none).
       if (write.limit === 1 && intent.token < token) token = reserveAhead(intent.token, token);
+      data = dataOf(intent.data);
       break;
     }
     case 'release':
