@@ -62,8 +62,8 @@ const MUTANTS = [
   {
     name: 'renewal timed from when it lands',
     file: 'write-outcome.ts',
-    search: 'const deadline = deadlineFrom(pending.sentAt, leaseMs, s.terms.marginMs);',
-    replace: 'const deadline = deadlineFrom(now, leaseMs, s.terms.marginMs);',
+    search: 'const deadline = deadlineFrom(pending.sentAt, leaseMs, s.terms.marginMs, now - pending.sentAt);',
+    replace: 'const deadline = deadlineFrom(now, leaseMs, s.terms.marginMs, 0);',
     config: TIMING,
     depth: 20,
     check: 'exclusion',
@@ -162,9 +162,9 @@ const MUTANTS = [
   {
     name: 'a one-request claim counted from its answer',
     file: 'write-outcome.ts',
-    search: 'const deadline = deadlineFrom(pending.sentAt, leaseMs, s.terms.marginMs);',
+    search: 'const deadline = deadlineFrom(pending.sentAt, leaseMs, s.terms.marginMs, now - pending.sentAt);',
     replace:
-      "const deadline = deadlineFrom(pending.condition.kind === 'claimable' ? now : pending.sentAt, leaseMs, s.terms.marginMs);",
+      "const deadline = deadlineFrom(pending.condition.kind === 'claimable' ? now : pending.sentAt, leaseMs, s.terms.marginMs, 0);",
     config: DYNAMO,
     check: 'exclusion',
   },

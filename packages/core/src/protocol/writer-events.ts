@@ -45,6 +45,11 @@ export type WriterEvent =
    * update), storing `data` when given. One at a time: a second waits for the first's answer.
    */
   | { readonly type: 'extend'; readonly leaseMs: number | null; readonly data: Data; readonly now: number }
+  /**
+   * The wall clock moved well beyond the monotonic one (which stands still while the machine is
+   * suspended): the lease may have run out unseen, and a write sent before confirms nothing.
+   */
+  | { readonly type: 'suspended'; readonly now: number }
   /** The caller stopped waiting (its wait ran out, it aborted, or the client closes). */
   | { readonly type: 'giveUp'; readonly now: number }
   /** A lock of this client handed its lease to this writer in a write that landed. */

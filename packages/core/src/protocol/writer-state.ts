@@ -143,9 +143,14 @@ export function newWriter(writer: string, terms: WriterTerms, known?: RecordView
   };
 }
 
-/** The monotonic time from which a lease confirmed by a write sent at `sentAt` is not trusted. */
-export function deadlineFrom(sentAt: number, leaseMs: number | null, marginMs: number): number {
-  return leaseMs === null ? Number.POSITIVE_INFINITY : sentAt + leaseMs - marginMs;
+/**
+ * The monotonic time from which a lease confirmed by a write sent at `sentAt` is not trusted:
+ * the lease less the margin, or less twice the time the write took (`writeMs`: the next one may
+ * take as long) when that is more, though never more than half the lease for that reason.
+ */
+export function deadlineFrom(sentAt: number, leaseMs: number | null, marginMs: number, writeMs = 0): number {
+  if (leaseMs === null) return Number.POSITIVE_INFINITY;
+  return sentAt + leaseMs - Math.max(marginMs, Math.min(2 * writeMs, leaseMs / 2));
 }
 
 /**

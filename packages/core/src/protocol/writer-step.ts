@@ -72,12 +72,20 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       out.push({ type: 'passed', token });
       return { ...s, lease: { ...s.lease, token } };
     }
+    case 'suspended': {
+      // Trust in a finite lease ends now (a fail-closed one never runs out); a write in flight
+      // counts as sent before any time: the lease it confirms is not trusted.
+      const finite = s.lease !== null && Number.isFinite(s.lease.deadline);
+      const lease = s.lease && finite ? { ...s.lease, deadline: Math.min(s.lease.deadline, e.now) } : s.lease;
+      const pending = s.pending && { ...s.pending, sentAt: Number.NEGATIVE_INFINITY };
+      return { ...s, lease, pending };
+    }
     case 'giveUp':
       return s.goal.kind === 'acquire' || s.goal.kind === 'hold' ? { ...s, goal: { kind: 'giveBack' } } : s;
     case 'handedOver': {
       if (s.lease || (s.goal.kind !== 'acquire' && s.goal.kind !== 'giveBack')) return s;
       // Dated by the lease the hand-over wrote, which may differ from this writer's terms.
-      const deadline = deadlineFrom(e.sentAt, e.leaseMs, s.terms.marginMs);
+      const deadline = deadlineFrom(e.sentAt, e.leaseMs, s.terms.marginMs, e.now - e.sentAt);
       const own = { seq: 0, token: e.token };
       const known = { version: e.version, token: e.top, lastSeq: undefined, own, claimable: false };
       const terms = { ...s.terms, leaseMs: e.leaseMs };

@@ -5,6 +5,7 @@ import { memoryStore } from '../../src/index.js';
 import type { WriterTerms } from '../../src/protocol/writer-state.js';
 import type { ClockMode } from '../../src/shared/clock.js';
 import { LockStoreError } from '../../src/shared/errors.js';
+import type { Scheduler } from '../../src/shared/scheduler.js';
 import type { ManualTime } from './manual-time.js';
 
 // A writer of the state machine on manual time, against a memory store a test can watch and stall.
@@ -50,7 +51,7 @@ export function writerOn(
   store: LockStore,
   time: ManualTime,
   n: number,
-  options: { limit?: number; marginMs?: number; clockMode?: ClockMode } = {},
+  options: { limit?: number; marginMs?: number; clockMode?: ClockMode; scheduler?: Scheduler } = {},
 ) {
   const terms: WriterTerms = {
     leaseMs: 10_000,
@@ -58,7 +59,7 @@ export function writerOn(
     marginMs: options.marginMs ?? 1_000,
     retryMs: 50,
   };
-  const scheduler = time.scheduler();
+  const scheduler = options.scheduler ?? time.scheduler();
   return new WriterDriver({
     store,
     key: 'k',

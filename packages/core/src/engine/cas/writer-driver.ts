@@ -9,6 +9,7 @@ import { LockLostError, LockStoreError } from '../../shared/errors.js';
 import type { ScheduledTimer, Scheduler } from '../../shared/scheduler.js';
 import { holdersOf, limitOf, slotView } from './slot-records.js';
 import { storedExpiry } from './stored-expiry.js';
+import { SuspendWatch } from './suspend-watch.js';
 import { recordFor } from './writer-records.js';
 import { writerView } from './writer-view.js';
 
@@ -62,6 +63,7 @@ export class WriterDriver {
   /** The caller's extend or update under way, and the ones queued behind it (one at a time). */
   #changing: ReturnType<typeof deferred<void>> | undefined;
   #changes: Promise<unknown> = Promise.resolve();
+  readonly #suspend = new SuspendWatch();
 
   constructor(private readonly options: WriterDriverOptions) {
     const { terms, store, limit } = options;
@@ -195,10 +197,41 @@ export class WriterDriver {
     return this.#records.size;
   }
 
-  #feed(event: WriterEvent): void {
-    const { state, actions } = step(this.#state, event);
-    this.#state = state;
-    for (const action of actions) this.#perform(action);
+  /**
+   * Feeds an event that comes from outside (a timer, a store's answer), once the clocks have
+   * been checked for a suspend that the monotonic clock missed.
+   */
+  #observe(event: WriterEvent): void {
+    if (this.#suspended()) this.#feed({ type: 'suspended', now: this.#now() }, event);
+    else this.#feed(event);
+  }
+
+  /** Whether the clocks say the machine was suspended since the last write; told once. */
+  #suspended(): boolean {
+    const { terms, lease, end } = this.#state;
+    if (terms.leaseMs === null || end !== null) return false;
+    const wall = this.options.time.now();
+    const suspended =
+      this.#suspend.suspected(wall, this.#now(), terms.leaseMs) ||
+      (lease !== null && wall >= (this.#storedExpiry(lease.version) ?? Number.POSITIVE_INFINITY));
+    if (suspended) this.#suspend.sent(wall, this.#now()); // the clocks agree again from here
+    return suspended;
+  }
+
+  /** The expiry this writer's entry in the record at `version` stores (waiters on trusted clocks go by it). */
+  #storedExpiry(version: string): number | null | undefined {
+    const record = this.#records.get(version)?.record;
+    return record && holdersOf(record).find((entry) => entry.lockId === this.options.lockId)?.expiresAt;
+  }
+
+  /** Steps the machine through `events` in order, performing each step's actions. */
+  #feed(...events: WriterEvent[]): void {
+    for (const event of events) {
+      const { state, actions } = step(this.#state, event);
+      this.#state = state;
+      for (const action of actions) this.#perform(action);
+    }
+    // Only after the last: a record a store's answer brought is not yet known to the machine before.
     this.#forgetRecords();
   }
 
@@ -231,7 +264,7 @@ export class WriterDriver {
         const timer = action.timer;
         this.#timers.set(
           timer,
-          this.options.time.setTimer(() => this.#feed({ type: 'timer', timer, now: this.#now() }), ms),
+          this.options.time.setTimer(() => this.#observe({ type: 'timer', timer, now: this.#now() }), ms),
         );
         return;
       }
@@ -344,7 +377,7 @@ export class WriterDriver {
     try {
       current = await this.options.store.read(this.options.key);
     } catch (error) {
-      this.#feed({ type: 'readFailed', for: forSeq, now: this.#now() });
+      this.#observe({ type: 'readFailed', for: forSeq, now: this.#now() });
       // No retry reads a corrupted record (or gets past a store's own bug): the waiting caller
       // hears why, as today's acquire does, instead of waiting forever.
       if (!(error instanceof LockStoreError) && this.#state.goal.kind === 'acquire') {
@@ -353,7 +386,7 @@ export class WriterDriver {
       }
       return;
     }
-    this.#feed({ type: 'read', for: forSeq, view: this.#view(current), now: this.#now() });
+    this.#observe({ type: 'read', for: forSeq, view: this.#view(current), now: this.#now() });
   }
 
   async #write(action: Extract<WriterAction, { type: 'write' }>): Promise<void> {
@@ -374,11 +407,12 @@ export class WriterDriver {
     const record = recordFor(base?.record ?? null, intent, write);
     const storeCondition: WriteCondition =
       condition.kind === 'absent' ? { absent: true } : { version: condition.version };
+    this.#suspend.sent(this.options.time.now(), this.#now());
     const answer = await this.#answerOf(async () => {
       const outcome = await this.options.store.write(this.options.key, record, storeCondition);
       return outcome.ok ? { ...outcome, record } : outcome;
     });
-    this.#feed({ type: 'written', seq, answer, now: this.#now() });
+    this.#observe({ type: 'written', seq, answer, now: this.#now() });
   }
 
   /**
@@ -453,8 +487,9 @@ export class WriterDriver {
     if (version !== null) request.version = version;
     const floor = this.#state.known?.token ?? 0;
     if (floor > 0) request.tokenFloor = floor;
+    this.#suspend.sent(this.options.time.now(), this.#now());
     const answer = await this.#answerOf(() => claim(key, request));
-    this.#feed({ type: 'written', seq, answer, now: this.#now() });
+    this.#observe({ type: 'written', seq, answer, now: this.#now() });
   }
 }
 

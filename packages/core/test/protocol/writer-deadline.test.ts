@@ -1,0 +1,61 @@
+import { expect, test } from 'vitest';
+import type { WriteAnswer, WriterAction, WriterEvent } from '../../src/protocol/writer-events.js';
+import { newWriter, type WriterState, type WriterTerms } from '../../src/protocol/writer-state.js';
+import { step } from '../../src/protocol/writer-step.js';
+
+// When a holder stops trusting its lease, straight through the pure step function: the margin
+// (at least twice the time the confirming write took, up to half the lease), and a suspend the
+// monotonic clock missed.
+
+const finite: WriterTerms = { leaseMs: 10_000, claimBy: 'version', marginMs: 1_000, retryMs: 50 };
+
+function run(state: WriterState, ...events: WriterEvent[]) {
+  const actions: WriterAction[] = [];
+  for (const event of events) {
+    const next = step(state, event);
+    state = next.state;
+    actions.push(...next.actions);
+  }
+  return { state, actions };
+}
+
+const ok = (seq: number, now: number): WriterEvent => {
+  const answer: WriteAnswer = { kind: 'ok', version: `v${seq}`, token: 1, top: 1 };
+  return { type: 'written', seq, answer, now };
+};
+
+test.each([
+  [100, 9_000], // a quick write: the margin
+  [1_000, 8_000], // twice the write's time
+  [3_000, 5_000], // never more than half the lease for that reason
+])('a claim answered %i ms after its send is trusted until %i', (answeredAt, deadline) => {
+  const { state, actions } = run(newWriter('w', finite), { type: 'start', now: 0 }, ok(1, answeredAt));
+  expect(actions).toContainEqual({ type: 'acquired', token: 1 });
+  expect(state.lease?.deadline).toBe(deadline);
+});
+
+test('a suspend ends a held finite lease at once: the caller hears it is lost', () => {
+  const held = run(newWriter('w', finite), { type: 'start', now: 0 }, ok(1, 10)).state;
+  const { state, actions } = run(held, { type: 'suspended', now: 2_000 });
+  expect(actions).toContainEqual({ type: 'lost' });
+  expect(state.end).toBe('lost');
+});
+
+test('a claim answered after a suspend is not handed out: the writer renews its entry first', () => {
+  const claiming = run(newWriter('w', finite), { type: 'start', now: 0 }).state;
+  const { state, actions } = run(claiming, { type: 'suspended', now: 5 }, ok(1, 10));
+  expect(actions.some((action) => action.type === 'acquired')).toBe(false);
+  expect(state.goal.kind).toBe('acquire');
+  expect(state.pending?.intent.kind).toBe('renew');
+  const renewed = run(state, ok(2, 20));
+  expect(renewed.actions).toContainEqual({ type: 'acquired', token: 1 });
+});
+
+test('a fail-closed lease does not run out, suspended or not', () => {
+  const failClosed: WriterTerms = { ...finite, leaseMs: null };
+  const held = run(newWriter('w', failClosed), { type: 'start', now: 0 }, ok(1, 10)).state;
+  const { state, actions } = run(held, { type: 'suspended', now: 60_000 });
+  expect(actions.some((action) => action.type === 'lost')).toBe(false);
+  expect(state.goal.kind).toBe('hold');
+  expect(state.lease?.deadline).toBe(Number.POSITIVE_INFINITY);
+});
