@@ -13,7 +13,10 @@ function suspendable() {
   const base = time.scheduler();
   const wall = { extraMs: 0 };
   const scheduler: Scheduler = { ...base, now: () => base.now() + wall.extraMs };
-  return { time, scheduler, suspend: (ms: number) => void (wall.extraMs += ms) };
+  const suspend = (ms: number) => {
+    wall.extraMs += ms;
+  };
+  return { time, scheduler, suspend };
 }
 
 test('a holder suspended past its lease hears it is lost at its next timer, before any write', async () => {
