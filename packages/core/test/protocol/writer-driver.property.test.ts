@@ -9,7 +9,8 @@ import { systemScheduler } from '../../src/shared/scheduler.js';
 
 // Random runs of writers driven against the memory store through a network that loses answers
 // after the write applied, times writes out before they apply, refuses them, and fails reads:
-// never two inside, and once every writer ended, nothing of theirs is left in the record.
+// never two inside, the data of the last release that succeeded is what the record keeps (updates
+// made while holding included), and once every writer ended, nothing of theirs is left in it.
 
 type Fault = 'ok' | 'lostAnswer' | 'timeout' | 'refused' | 'readFails';
 
@@ -46,17 +47,21 @@ const plan = fc.record({
       /** Gives up this many ms after starting, unless it holds by then. */
       giveUpMs: fc.option(fc.integer({ min: 0, max: 30 }), { nil: undefined }),
       failClosed: fc.boolean(),
+      /** Stores data once while holding (an update), before its release stores its own. */
+      updates: fc.boolean(),
     }),
     { minLength: 2, maxLength: 4 },
   ),
 });
 
-test('writers under lost answers, timeouts, refusals and failed reads: one inside at a time, nothing left behind', async () => {
+test('writers under lost answers, timeouts, refusals and failed reads: one inside at a time, the last released data kept, nothing left behind', async () => {
   await fc.assert(
     fc.asyncProperty(plan, async ({ faults, writers }) => {
       const store = faulty(memoryStore(), [...faults]);
       let inside = 0;
       let most = 0;
+      /** The data of the last release that succeeded, as its caller was told. */
+      let lastReleased: unknown;
       const runs = writers.map(async (spec, n) => {
         await sleep(spec.startMs);
         const writer = new WriterDriver({
@@ -90,12 +95,16 @@ test('writers under lost answers, timeouts, refusals and failed reads: one insid
         if (holding) {
           inside++;
           most = Math.max(most, inside);
+          // An update that fails leaves the lease as it was (refused) or ends it (lost).
+          if (spec.updates)
+            await writer.extend(spec.failClosed ? null : 10_000, { n, update: true }).catch(() => undefined);
           await sleep(spec.holdMs);
           inside--;
           // A refused release leaves it held: the caller tries again.
           for (;;) {
             try {
               await writer.release({ n });
+              lastReleased = { n };
               break;
             } catch (error) {
               if (!(error instanceof LockStoreError)) break;
@@ -108,6 +117,7 @@ test('writers under lost answers, timeouts, refusals and failed reads: one insid
       expect(most).toBeLessThanOrEqual(1);
       const last = await store.read('k');
       expect(last?.record.holder ?? null).toBeNull();
+      if (lastReleased !== undefined) expect(last?.record.data).toEqual(lastReleased);
     }),
     { numRuns: 40 },
   );
