@@ -106,7 +106,8 @@ export function notApplied(
     out.push({ type: 'failed', op, why: 'refused', maybeApplied: false });
     return s.goal.kind === 'giveBack' ? s : { ...s, goal: { kind: 'hold' } };
   }
-  if (s.goal.kind === 'acquire') return s; // a renewal of an untrusted lease of its own failed: claim afresh
+  // A renewal of an untrusted lease of its own failed: claim afresh (a resume ends: seekLease).
+  if (s.goal.kind === 'acquire') return s;
   return lose(s, out, intent.kind !== 'renew' && pending.mayHaveLanded);
 }
 

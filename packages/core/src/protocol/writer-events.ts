@@ -52,6 +52,19 @@ export type WriterEvent =
   | { readonly type: 'suspended'; readonly now: number }
   /** The caller stopped waiting (its wait ran out, it aborted, or the client closes). */
   | { readonly type: 'giveUp'; readonly now: number }
+  /**
+   * The caller takes over an acquisition made elsewhere (by its handle): the record at `version`
+   * holds its entry, on `token`, for a lease of `leaseMs`. The writer renews that entry before
+   * the caller gets it (its old process may still write), and ends if the renewal does not land.
+   */
+  | {
+      readonly type: 'resume';
+      readonly version: string;
+      readonly token: number;
+      readonly top: number;
+      readonly leaseMs: number | null;
+      readonly now: number;
+    }
   /** A lock of this client handed its lease to this writer in a write that landed. */
   | {
       readonly type: 'handedOver';

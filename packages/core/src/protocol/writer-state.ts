@@ -55,8 +55,11 @@ export type Data = string | undefined;
 
 /** What the writer is for, now. */
 export type Goal =
-  /** A caller waits to get the lease. */
-  | { readonly kind: 'acquire' }
+  /**
+   * A caller waits to get the lease. `resuming`: it takes over an acquisition made elsewhere (by
+   * its handle): the renewal of that entry decides, and the writer never claims afresh.
+   */
+  | { readonly kind: 'acquire'; readonly resuming?: true }
   /** The caller holds the lease; `change` when it asked to renew it now (extend, or store data). */
   | { readonly kind: 'hold'; readonly change?: LeaseChange }
   /** The caller asked to release it, storing `data`. */

@@ -82,6 +82,18 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
     }
     case 'giveUp':
       return s.goal.kind === 'acquire' || s.goal.kind === 'hold' ? { ...s, goal: { kind: 'giveBack' } } : s;
+    case 'resume': {
+      if (s.goal.kind !== 'acquire' || s.seq > 0 || s.known !== undefined) return s;
+      const own = { seq: 0, token: e.token };
+      const known = { version: e.version, token: e.top, lastSeq: undefined, own, claimable: false };
+      // Never trusted as it stands: seekLease renews the entry first (an own entry, no lease).
+      return {
+        ...s,
+        terms: { ...s.terms, leaseMs: e.leaseMs },
+        known,
+        goal: { kind: 'acquire', resuming: true },
+      };
+    }
     case 'handedOver': {
       if (s.lease || (s.goal.kind !== 'acquire' && s.goal.kind !== 'giveBack')) return s;
       // Dated by the lease the hand-over wrote, which may differ from this writer's terms.
@@ -194,6 +206,8 @@ function seekLease(s: WriterState, now: number, out: WriterAction[]): WriterStat
     const intent = { kind: 'renew', leaseMs: terms.leaseMs, token: known.own.token } as const;
     return send(s, intent, versionOf(known.version), now, out);
   }
+  // A resume whose entry is no longer its own to renew: the acquisition ended elsewhere.
+  if (s.goal.kind === 'acquire' && s.goal.resuming) return end(s, 'lost', out);
   if (known !== undefined && !known.claimable) {
     out.push({ type: 'arm', timer: 'retry', at: now + terms.retryMs });
     return s;

@@ -51,7 +51,14 @@ export function writerOn(
   store: LockStore,
   time: ManualTime,
   n: number,
-  options: { limit?: number; marginMs?: number; clockMode?: ClockMode; scheduler?: Scheduler } = {},
+  options: {
+    limit?: number;
+    marginMs?: number;
+    clockMode?: ClockMode;
+    scheduler?: Scheduler;
+    /** The acquisition (default `L<n>`): another writer of the same one is a resume. */
+    lockId?: string;
+  } = {},
 ) {
   const terms: WriterTerms = {
     leaseMs: 10_000,
@@ -63,7 +70,7 @@ export function writerOn(
   return new WriterDriver({
     store,
     key: 'k',
-    lockId: `L${n}`,
+    lockId: options.lockId ?? `L${n}`,
     writer: `w${n}`,
     owner: 'this client',
     context: `caller ${n}`,

@@ -5,7 +5,7 @@ import type { TimerName, WriteAnswer, WriterAction, WriterEvent } from '../../pr
 import { newWriter, type WriterState, type WriterTerms } from '../../protocol/writer-state.js';
 import { step } from '../../protocol/writer-step.js';
 import type { ClockMode } from '../../shared/clock.js';
-import { LockLostError, LockStoreError } from '../../shared/errors.js';
+import { LockLostError, LockNotHeldError, LockStoreError } from '../../shared/errors.js';
 import type { ScheduledTimer, Scheduler } from '../../shared/scheduler.js';
 import { holdersOf, limitOf, slotView } from './slot-records.js';
 import { storedExpiry } from './stored-expiry.js';
@@ -64,6 +64,8 @@ export class WriterDriver {
   #changing: ReturnType<typeof deferred<void>> | undefined;
   #changes: Promise<unknown> = Promise.resolve();
   readonly #suspend = new SuspendWatch();
+  /** The store's error for the last write it refused for certain (a resume reports it). */
+  #refused: LockStoreError | undefined;
 
   constructor(private readonly options: WriterDriverOptions) {
     const { terms, store, limit } = options;
@@ -99,6 +101,36 @@ export class WriterDriver {
   acquire(): Promise<number> {
     this.#feed({ type: 'start', now: this.#now() });
     return this.#acquired.promise;
+  }
+
+  /**
+   * Takes over the acquisition `lockId` (this writer's) made elsewhere, as `current` shows it: its
+   * entry is renewed first, so that writes of its old process can no longer land. Resolves with
+   * its fencing token; rejects with LockNotHeldError when the entry is not there or moved on
+   * before the renewal landed, with the store's LockStoreError when it refused the renewal.
+   */
+  resume(current: VersionedRecord): Promise<number> {
+    const { key, lockId } = this.options;
+    const entry = holdersOf(current.record).find((holder) => holder.lockId === lockId);
+    if (!entry) {
+      return Promise.reject(new LockNotHeldError(key, 'the record holds no entry of this acquisition'));
+    }
+    this.#records.set(current.version, current);
+    const { version, record } = current;
+    this.#feed({
+      type: 'resume',
+      version,
+      token: entry.token,
+      top: record.token,
+      leaseMs: entry.leaseMs,
+      now: this.#now(),
+    });
+    return this.#acquired.promise.catch((error: unknown) => {
+      if (this.#refused) throw this.#refused;
+      throw error instanceof LockLostError
+        ? new LockNotHeldError(key, 'it was released or taken over before it could be resumed')
+        : error;
+    });
   }
 
   /** Releases, storing `data` when given; rejects when the lease was lost or the store refused. */
@@ -426,6 +458,7 @@ export class WriterDriver {
       | { ok: false; current?: VersionedRecord | null; maybeApplied?: boolean }
     >,
   ): Promise<WriteAnswer> {
+    this.#refused = undefined;
     try {
       const outcome = await send();
       if (outcome.ok) {
@@ -437,9 +470,11 @@ export class WriterDriver {
       if (outcome.current === undefined) return { kind: 'conflict' };
       return { kind: 'conflict', view: this.#view(outcome.current) };
     } catch (error) {
-      return error instanceof LockStoreError && !error.maybeApplied
-        ? { kind: 'refused' }
-        : { kind: 'unknown' };
+      if (error instanceof LockStoreError && !error.maybeApplied) {
+        this.#refused = error;
+        return { kind: 'refused' };
+      }
+      return { kind: 'unknown' };
     }
   }
 
