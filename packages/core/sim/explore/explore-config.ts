@@ -10,6 +10,11 @@ export interface ExploreConfig {
     readonly id: string;
     /** A local waiter: sends nothing itself; it gets the key only by a hand-over (or gives up). */
     readonly local?: boolean;
+    /**
+     * Another process with the handle of writer `resumes`'s acquisition: it never claims; it may
+     * resume that acquisition while the record holds its entry (the old process may still write).
+     */
+    readonly resumes?: string;
     readonly terms: WriterTerms;
   }[];
   /** How many faults one run may have: timeouts, refusals, answers lost after the write applied. */
@@ -105,7 +110,7 @@ export const CONFIGS: readonly ExploreConfig[] = [
       { id: 'a', terms: finite() },
       { id: 'b', terms: finite() },
     ],
-    faults: 1,
+    faults: 0,
     maxTime: 5,
     userActions: 2,
     updates: true,
@@ -187,6 +192,23 @@ export const CONFIGS: readonly ExploreConfig[] = [
     passes: true,
     forceReleases: 0,
     conflictView: true,
+    testDepth: 10,
+  },
+  {
+    // Another process resumes a's acquisition by its handle while a may still write, and a third
+    // client waits: the resume renews the entry first, and a's writes must not land after it.
+    name: 'lock, a resume in another process',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite() },
+      { id: 'r', resumes: 'a', terms: finite() },
+      { id: 'b', terms: finite() },
+    ],
+    faults: 1,
+    maxTime: 5,
+    userActions: 2,
+    forceReleases: 0,
+    conflictView: false,
     testDepth: 10,
   },
   {

@@ -151,7 +151,14 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       const { intent } = action;
       const leaseMs =
         intent.kind === 'renew' || intent.kind === 'handOver' ? intent.leaseMs : writer.terms.leaseMs;
-      const write = { writer: writer.writer, seq: action.seq, intent, condition: action.condition, leaseMs };
+      const write = {
+        writer: writer.writer,
+        acquisition: acquisitionOf(config, w),
+        seq: action.seq,
+        intent,
+        condition: action.condition,
+        leaseMs,
+      };
       draft.net.push({ kind: 'write', w, write, timedOut: false });
       return;
     }
@@ -159,9 +166,16 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       draft.timers[w]![action.timer] = action.at;
       return;
     case 'acquired':
-    case 'passed':
+    case 'passed': {
       // A pass: the caller left and the next caller of the same client holds, on a later token.
       draft.told[w] = true;
+      const resumed = config.writers[w]!.resumes;
+      if (resumed !== undefined) {
+        // A resume goes on with the acquisition's own token, and its old process's caller no
+        // longer counts as a holder: whoever resumes a handle takes that on (as with forceRelease).
+        if (!draft.forced.includes(resumed)) draft.forced.push(resumed);
+        return;
+      }
       // Fencing goes on from what this writer saw, even across a deletion of the record.
       if (config.limit === 1 && action.token <= draft.seen[w]!) {
         throw new Violation(
@@ -186,6 +200,7 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       draft.granted = Math.max(draft.granted, action.token);
       draft.tokens.push(action.token);
       return;
+    }
     case 'released': {
       const data = answered(draft, w);
       draft.told[w] = false;
@@ -257,6 +272,12 @@ function answered(draft: Draft, w: number): string | undefined {
   return data;
 }
 
+/** The acquisition writer `w` writes for: its own, or the one it resumes. */
+function acquisitionOf(config: ExploreConfig, w: number): string {
+  const writer = config.writers[w]!;
+  return writer.resumes ?? writer.id;
+}
+
 function freeze(draft: Draft): World {
   draft.net.sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
   return draft;
@@ -273,7 +294,8 @@ export function successors(world: World, config: ExploreConfig): { label: string
   const canFault = world.faults < config.faults;
   world.writers.forEach((writer, w) => {
     const id = writer.writer;
-    if (!world.started[w] && !config.writers[w]!.local && writer.end === null) {
+    const { local, resumes } = config.writers[w]!;
+    if (!world.started[w] && !local && resumes === undefined && writer.end === null) {
       add(`${id} starts`, (d) => {
         d.started[w] = true;
         deliver(d, config, w, { type: 'start', now: d.now });
@@ -302,7 +324,7 @@ export function successors(world: World, config: ExploreConfig): { label: string
     if (message.kind === 'read') {
       add(`${id} read ${message.for} served`, (d) => {
         take(d);
-        const view = viewOf(d.record, id, d.now, config.limit);
+        const view = viewOf(d.record, id, acquisitionOf(config, w), d.now, config.limit);
         d.net.push({ kind: 'answer', w, event: { type: 'read', for: message.for, view, now: 0 } });
       });
       if (canFault) {
@@ -348,7 +370,10 @@ export function successors(world: World, config: ExploreConfig): { label: string
             type: 'written',
             seq: write.seq,
             answer: config.conflictView
-              ? { kind: 'conflict', view: viewOf(d.record, id, d.now, config.limit) }
+              ? {
+                  kind: 'conflict',
+                  view: viewOf(d.record, id, acquisitionOf(config, w), d.now, config.limit),
+                }
               : { kind: 'conflict' },
             now: 0,
           };
@@ -392,7 +417,11 @@ export function successors(world: World, config: ExploreConfig): { label: string
   }
   if (world.forceReleases < config.forceReleases && (world.record?.holders.length ?? 0) > 0) {
     add('operator forceRelease', (d) => {
-      for (const holder of d.record!.holders) d.forced.push(holder.writer);
+      for (const holder of d.record!.holders) {
+        config.writers.forEach((_, w) => {
+          if (acquisitionOf(config, w) === holder.writer) d.forced.push(config.writers[w]!.id);
+        });
+      }
       d.record = forceFree(d.record!);
       d.forceReleases++;
     });
@@ -421,6 +450,24 @@ function userCalls(
       deliver(d, config, w, { ...event, now: d.now } as WriterEvent);
     });
   const { goal } = writer;
+  const { resumes } = config.writers[w]!;
+  const entry = world.record?.holders.find((holder) => holder.writer === resumes);
+  if (resumes !== undefined && !world.started[w] && writer.end === null && entry && world.record) {
+    const { version, token } = world.record;
+    add(`${id}: resumes ${resumes}`, (d) => {
+      d.userActions[w]!++;
+      d.started[w] = true;
+      const event: WriterEvent = {
+        type: 'resume',
+        version: `v${version}`,
+        token: entry.token,
+        top: token,
+        leaseMs: writer.terms.leaseMs,
+        now: d.now,
+      };
+      deliver(d, config, w, event);
+    });
+  }
   if (goal.kind === 'acquire' && (world.started[w] || config.writers[w]!.local)) {
     call('gives up waiting', { type: 'giveUp', now: 0 });
   }
@@ -487,7 +534,7 @@ export function checkWorld(world: World, config: ExploreConfig): void {
   // Live entries of clients outside the configuration hold as well.
   const outside = (world.record?.holders ?? []).filter(
     (holder) =>
-      !world.writers.some((writer) => writer.writer === holder.writer) &&
+      !config.writers.some((_, w) => acquisitionOf(config, w) === holder.writer) &&
       (holder.expiresAt === null || world.now < holder.expiresAt),
   );
   if (believers.length + outside.length > config.limit) {
@@ -520,7 +567,8 @@ export function checkWorld(world: World, config: ExploreConfig): void {
         `${writer.writer}'s caller was told it holds, but the writer keeps no lease for it (goal ${writer.goal.kind}, end ${writer.end})`,
       );
     }
-    if (writer.end !== null && writer.goal.kind === 'acquire') {
+    // (A resume whose renewal cannot land ends: that is its caller's answer.)
+    if (writer.end !== null && writer.goal.kind === 'acquire' && !writer.goal.resuming) {
       throw new Violation(
         'abandoned',
         `${writer.writer} ended (${writer.end}) while its caller still waits to acquire`,
@@ -545,8 +593,11 @@ export function checkWorld(world: World, config: ExploreConfig): void {
   if (!quiet || world.record === null) return;
   for (const holder of world.record.holders) {
     if (holder.expiresAt !== null) continue;
-    const writer = world.writers.find((candidate) => candidate.writer === holder.writer);
-    if (!writer || writer.end !== null || writer.lease === null) {
+    const keeps = world.writers.some(
+      (writer, w) =>
+        acquisitionOf(config, w) === holder.writer && writer.end === null && writer.lease !== null,
+    );
+    if (!keeps) {
       throw new Violation(
         'held-for-ever',
         `the record keeps a fail-closed lease of ${holder.writer} (written by ${holder.by} #${holder.seq}), and no writer believes it holds it`,

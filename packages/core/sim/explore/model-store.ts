@@ -5,7 +5,7 @@ import type { RecordView, WriteCondition, WriteIntent } from '../../src/protocol
 // clocks agree; the simulator covers wrong ones).
 
 export interface ModelHolder {
-  /** The writer whose lease this entry is. */
+  /** The acquisition whose lease this entry is (its first writer's id; a resume writes it too). */
   readonly writer: string;
   /** The writer that wrote it (another one for a hand-over), and which of its writes. */
   readonly by: string;
@@ -27,6 +27,8 @@ export interface ModelRecord {
 
 export interface ModelWrite {
   readonly writer: string;
+  /** The acquisition the writer writes for: its own id, or the one it resumed. */
+  readonly acquisition: string;
   readonly seq: number;
   readonly intent: WriteIntent;
   readonly condition: WriteCondition;
@@ -73,11 +75,13 @@ export function applyWrite(
   versionFloor = 0,
 ): ModelAnswer {
   if (!conditionHolds(record, write.condition, now, limit)) return { ok: false };
-  const { intent, writer, seq } = write;
+  const { intent, writer, seq, acquisition } = write;
   const expiresAt = write.leaseMs === null ? null : now + write.leaseMs;
-  const holders = (record?.holders ?? []).filter((holder) => live(holder, now) || holder.writer === writer);
-  const others = holders.filter((holder) => holder.writer !== writer);
-  const own = holders.find((holder) => holder.writer === writer);
+  const holders = (record?.holders ?? []).filter(
+    (holder) => live(holder, now) || holder.writer === acquisition,
+  );
+  const others = holders.filter((holder) => holder.writer !== acquisition);
+  const own = holders.find((holder) => holder.writer === acquisition);
   const base = record?.token ?? 0;
   let next: ModelHolder[];
   let token: number;
@@ -87,7 +91,7 @@ export function applyWrite(
   switch (intent.kind) {
     case 'claim': {
       token = intent.token ?? Math.max(base, intent.tokenFloor ?? 0) + 1;
-      const mine = { writer, by: writer, seq, token, expiresAt };
+      const mine = { writer: acquisition, by: writer, seq, token, expiresAt };
       next = limit === 1 ? [mine] : [...others.filter((holder) => live(holder, now)), mine];
       break;
     }
@@ -131,11 +135,17 @@ export function forceFree(record: ModelRecord): ModelRecord {
 }
 
 /** What `record` shows to `writer` (see RecordView). */
-export function viewOf(record: ModelRecord | null, writer: string, now: number, limit: number): RecordView {
+export function viewOf(
+  record: ModelRecord | null,
+  writer: string,
+  acquisition: string,
+  now: number,
+  limit: number,
+): RecordView {
   if (record === null) {
     return { version: null, token: 0, lastSeq: undefined, own: undefined, claimable: true };
   }
-  const own = record.holders.find((holder) => holder.writer === writer && holder.by === writer);
+  const own = record.holders.find((holder) => holder.writer === acquisition && holder.by === writer);
   return {
     version: `v${record.version}`,
     token: record.token,
