@@ -40,8 +40,10 @@ export interface World {
   readonly told: readonly boolean[];
   /** Data whose caller got its answer (released, or failed): `writer=data`. None may land after. */
   readonly settled: readonly string[];
-  /** Per writer: the data its caller's release, hand-over or update under way stores (null: none), as the caller asked. */
+  /** Per writer: the data its caller's release or hand-over under way stores (null: none), as the caller asked. */
   readonly asking: readonly (string | null)[];
+  /** Per writer: the data its caller's update under way stores (null: none, or an extend). */
+  readonly changing: readonly (string | null)[];
   /** How many times the record was deleted from outside (an S3 lifecycle rule, a DynamoDB TTL, a person). */
   readonly deletes: number;
   /** Per writer: the highest token it has seen in a record (a read, a refusal's view, a write's answer). */
@@ -78,6 +80,7 @@ export function initialWorld(config: ExploreConfig): World {
     told: config.writers.map(() => false),
     settled: [],
     asking: config.writers.map(() => null),
+    changing: config.writers.map(() => null),
     deletes: 0,
     seen: config.writers.map(() => 0),
     versionFloor: 0,
@@ -102,6 +105,7 @@ interface Draft {
   told: boolean[];
   settled: string[];
   asking: (string | null)[];
+  changing: (string | null)[];
   deletes: number;
   seen: number[];
   versionFloor: number;
@@ -121,6 +125,7 @@ function draftOf(world: World): Draft {
     told: [...world.told],
     settled: [...world.settled],
     asking: [...world.asking],
+    changing: [...world.changing],
     seen: [...world.seen],
   };
 }
@@ -137,8 +142,9 @@ function deliver(draft: Draft, config: ExploreConfig, w: number, event: WriterEv
   const { state, actions } = step(before, event);
   draft.writers[w] = state;
   for (const action of actions) perform(draft, config, w, before, action);
-  // (A token of this writer's own entry is its own to be given again.)
-  if (view && view.own?.token !== view.token) draft.seen[w] = Math.max(draft.seen[w]!, view.token);
+  // (A record with this writer's own entry holds its token and the tokens reserved for it: its
+  // own to give again.)
+  if (view && view.own === undefined) draft.seen[w] = Math.max(draft.seen[w]!, view.token);
 }
 
 function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterState, action: WriterAction) {
@@ -149,6 +155,16 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       return;
     case 'write': {
       const { intent } = action;
+      // A renewal stores the token of the caller that holds now (a local pass gave it a later
+      // one); a write sent again is the same write.
+      const holding = writer.lease?.token ?? writer.known?.own?.token;
+      const again = before.pending?.seq === action.seq;
+      if (intent.kind === 'renew' && !again && intent.token !== holding) {
+        throw new Violation(
+          'holder-token',
+          `${writer.writer} renews with token ${intent.token}, its caller holds ${holding}`,
+        );
+      }
       const leaseMs =
         intent.kind === 'renew' || intent.kind === 'handOver' ? intent.leaseMs : writer.terms.leaseMs;
       const write = {
@@ -202,7 +218,7 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       return;
     }
     case 'released': {
-      const data = answered(draft, w);
+      const data = answered(draft.asking, w);
       draft.told[w] = false;
       if (data !== undefined) draft.settled.push(`${writer.writer}=${data}`);
       if (data !== undefined && !draft.stored.includes(`${writer.writer}=${data}`)) {
@@ -229,7 +245,7 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
     }
     case 'failed': {
       const goal = before.goal;
-      const data = answered(draft, w);
+      const data = answered(action.op === 'extend' ? draft.changing : draft.asking, w);
       // Refused: the caller holds as before (a refused extend); lost: it does not.
       draft.told[w] =
         action.why === 'refused' &&
@@ -248,7 +264,7 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       draft.told[w] = false;
       return;
     case 'extended': {
-      const data = answered(draft, w);
+      const data = answered(draft.changing, w);
       if (data === undefined) return;
       draft.settled.push(`${writer.writer}=${data}`);
       if (!draft.stored.includes(`${writer.writer}=${data}`)) {
@@ -265,10 +281,10 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
   }
 }
 
-/** The data of the caller's request that the machine just answered, which is no longer under way. */
-function answered(draft: Draft, w: number): string | undefined {
-  const data = draft.asking[w] ?? undefined;
-  draft.asking[w] = null;
+/** The data of the caller's request the machine just answered (from `slots`), no longer under way. */
+function answered(slots: (string | null)[], w: number): string | undefined {
+  const data = slots[w] ?? undefined;
+  slots[w] = null;
   return data;
 }
 
@@ -441,11 +457,8 @@ function userCalls(
   const call = (label: string, event: WriterEvent) =>
     add(`${id}: ${label}`, (d) => {
       d.userActions[w]!++;
-      if (event.type === 'release' || event.type === 'handOver' || event.type === 'extend') {
-        d.asking[w] = event.data ?? null;
-      }
-      // Closing answers a change under way with "closed": whether its data landed is not told.
-      if (event.type === 'giveUp') d.asking[w] = null;
+      if (event.type === 'release' || event.type === 'handOver') d.asking[w] = event.data ?? null;
+      if (event.type === 'extend') d.changing[w] = event.data ?? null;
       if (event.type === 'release' || event.type === 'handOver' || event.type === 'giveUp') d.told[w] = false;
       deliver(d, config, w, { ...event, now: d.now } as WriterEvent);
     });
@@ -471,15 +484,15 @@ function userCalls(
   if (goal.kind === 'acquire' && (world.started[w] || config.writers[w]!.local)) {
     call('gives up waiting', { type: 'giveUp', now: 0 });
   }
-  if (goal.kind === 'hold') {
+  // The driver takes one call at a time: a release, hand-over or pass waits for a change under way.
+  if (goal.kind === 'hold' && goal.change !== undefined) call('closes', { type: 'giveUp', now: 0 });
+  if (goal.kind === 'hold' && goal.change === undefined) {
     call('releases', { type: 'release', data: `d${world.userActions[w]}`, now: 0 });
     call('closes', { type: 'giveUp', now: 0 });
-    // One change at a time: the driver holds a second back until the first is answered.
-    const changing = goal.change !== undefined;
-    if (config.extendTo !== undefined && !changing) {
+    if (config.extendTo !== undefined) {
       call('extends', { type: 'extend', leaseMs: config.extendTo, data: undefined, now: 0 });
     }
-    if (config.updates && !changing) {
+    if (config.updates) {
       const data = `u${world.userActions[w]}`;
       call('updates', { type: 'extend', leaseMs: writer.terms.leaseMs, data, now: 0 });
     }

@@ -95,19 +95,18 @@ const MUTANTS = [
   {
     name: 'a refused shortening of a fail-closed lease ends the writer',
     file: 'write-outcome.ts',
-    search: "if (intent.kind === 'renew' && !answersChange(s, intent)) return s;",
+    search: "if (intent.kind === 'renew' && !answersChange(s, pending)) return s;",
     replace:
-      "if (intent.kind === 'renew' && s.goal.kind === 'giveBack') return lose(s, out, false);\n    if (intent.kind === 'renew' && !answersChange(s, intent)) return s;",
+      "if (intent.kind === 'renew' && s.goal.kind === 'giveBack') return lose(s, out, false);\n    if (intent.kind === 'renew' && !answersChange(s, pending)) return s;",
     config: FAIL_CLOSED,
     check: 'held-for-ever',
   },
   {
     name: 'an abandoned claim is never settled',
     file: 'writer-step.ts',
-    search:
-      "return s.goal.kind === 'acquire' || s.goal.kind === 'hold' ? { ...s, goal: { kind: 'giveBack' } } : s;",
+    search: "      dropChange(s, out);\n      return { ...s, goal: { kind: 'giveBack' } };",
     replace:
-      "return s.goal.kind === 'acquire' || s.goal.kind === 'hold' ? end({ ...s, goal: { kind: 'giveBack' } }, 'gaveUp', out) : s;",
+      "      dropChange(s, out);\n      return end({ ...s, goal: { kind: 'giveBack' } }, 'gaveUp', out);",
     config: FAIL_CLOSED,
     check: 'held-for-ever',
   },
@@ -180,7 +179,8 @@ const MUTANTS = [
   {
     name: 'a release that finds the key moved on says the caller still holds it',
     file: 'write-outcome.ts',
-    search: "return lose(s, out, intent.kind !== 'renew' && pending.mayHaveLanded);",
+    search:
+      "return lose(s, out, (intent.kind !== 'renew' || answersChange(s, pending)) && pending.mayHaveLanded);",
     replace:
       "if (intent.kind !== 'renew') { out.push({ type: 'failed', op, why: 'refused', maybeApplied: true }); return end({ ...s, lease: null }, 'lost', out); }\n  return lose(s, out, false);",
     config: SHORT,
@@ -206,10 +206,21 @@ const MUTANTS = [
     depth: 12,
   },
   {
-    name: 'a heartbeat that lands answers an update (whose data it does not carry)',
+    name: "a heartbeat after a local pass stores the first caller's token",
+    file: 'writer-step.ts',
+    search: "const intent = { kind: 'renew', leaseMs: s.terms.leaseMs, token: s.lease.token } as const;",
+    replace:
+      "const intent = { kind: 'renew', leaseMs: s.terms.leaseMs, token: s.known?.own?.token ?? s.lease.token } as const;",
+    config: PASSES,
+    check: 'holder-token',
+    depth: 12,
+  },
+  {
+    name: 'a heartbeat answers a change by its lease length (its data unchecked)',
     file: 'write-outcome.ts',
-    search: 'return intent.leaseMs === goal.change.leaseMs && intent.data === goal.change.data;',
-    replace: 'return intent.leaseMs === goal.change.leaseMs;',
+    search: "  return goal.kind === 'hold' && write !== null && goal.change?.seq === write.seq;",
+    replace:
+      "  return goal.kind === 'hold' && write !== null && goal.change !== undefined && write.intent.kind === 'renew' && write.intent.leaseMs === goal.change.leaseMs;",
     config: UPDATES,
     check: 'data',
     depth: 12,

@@ -17,7 +17,14 @@ export interface Replayed {
 export function replay(config: ExploreConfig, labels: readonly string[]): Replayed {
   let world = initialWorld(config);
   for (const [i, label] of labels.entries()) {
-    const options = successors(world, config);
+    let options: ReturnType<typeof successors>;
+    try {
+      options = successors(world, config);
+    } catch (error) {
+      // Broken while the next events were tried (a data check as a write lands or is answered).
+      if (error instanceof Violation) return { steps: i, violation: error };
+      throw error;
+    }
     const next = options.find((candidate) => candidate.label === label);
     if (!next) return { steps: i, blocked: { label, possible: options.map((candidate) => candidate.label) } };
     world = next.world;

@@ -47,7 +47,7 @@ export function landed(
       out.push({ type: 'acquired', token: leaseToken });
       return { ...s, goal: { kind: 'hold' } };
     }
-    if (answersChange(s, intent)) {
+    if (answersChange(s, pending)) {
       out.push({ type: 'extended' });
       return { ...s, goal: { kind: 'hold' } };
     }
@@ -87,8 +87,10 @@ export function notApplied(
   if (intent.kind === 'claim') return s; // advance(): claim again, wait, or end
   const ownVersion = view?.own !== undefined ? view.version : null;
   if (ownVersion !== null) {
-    // Still this writer's entry (a semaphore slot others wrote beside): write again on the new version.
-    return s.lease ? { ...s, lease: { ...s.lease, version: ownVersion } } : s;
+    // Still this writer's entry (a semaphore slot others wrote beside): write again on the new
+    // version (a change, too: it is sent again as a write of its own).
+    const again = answersChange(s, pending) ? resendChange(s) : s;
+    return again.lease ? { ...again, lease: { ...again.lease, version: ownVersion } } : again;
   }
   const op = intent.kind === 'renew' ? 'extend' : intent.kind;
   if (!view) {
@@ -102,13 +104,14 @@ export function notApplied(
       return lose(s, out, false);
     }
     // A heartbeat refused: the lease stands, and the caller's change, if any, is sent next.
-    if (intent.kind === 'renew' && !answersChange(s, intent)) return s;
+    if (intent.kind === 'renew' && !answersChange(s, pending)) return s;
     out.push({ type: 'failed', op, why: 'refused', maybeApplied: false });
     return s.goal.kind === 'giveBack' ? s : { ...s, goal: { kind: 'hold' } };
   }
   // A renewal of an untrusted lease of its own failed: claim afresh (a resume ends: seekLease).
   if (s.goal.kind === 'acquire') return s;
-  return lose(s, out, intent.kind !== 'renew' && pending.mayHaveLanded);
+  // Moved on without it: a copy of a release, hand-over or change may have landed before.
+  return lose(s, out, (intent.kind !== 'renew' || answersChange(s, pending)) && pending.mayHaveLanded);
 }
 
 /** What a record read after the write `pending` (or returned with its refusal) says about it. */
@@ -138,19 +141,38 @@ export function resolveWith(
   return notApplied(state, pending, view, out);
 }
 
-/** Whether `intent` is the write of the change the holder's caller waits for (a heartbeat is not). */
-export function answersChange(state: WriterState, intent: PendingWrite['intent']): boolean {
+/** Whether `write` is the one sent for the change the holder's caller waits for (a heartbeat is not). */
+export function answersChange(state: WriterState, write: PendingWrite | null): boolean {
   const { goal } = state;
-  if (goal.kind !== 'hold' || goal.change === undefined || intent.kind !== 'renew') return false;
-  return intent.leaseMs === goal.change.leaseMs && intent.data === goal.change.data;
+  return goal.kind === 'hold' && write !== null && goal.change?.seq === write.seq;
+}
+
+/** The holder's change, to be sent again as a new write. */
+function resendChange(state: WriterState): WriterState {
+  const { goal } = state;
+  if (goal.kind !== 'hold' || !goal.change) return state;
+  const { seq: _seq, ...change } = goal.change;
+  return { ...state, goal: { kind: 'hold', change } };
+}
+
+/**
+ * The caller's change is answered as lost when something else ends the holding (a release, a
+ * hand-over, close): it may have landed if its write is the one still in flight.
+ */
+export function dropChange(state: WriterState, out: WriterAction[]): void {
+  const { goal } = state;
+  if (goal.kind !== 'hold' || !goal.change) return;
+  const maybeApplied = answersChange(state, state.pending);
+  out.push({ type: 'failed', op: 'extend', why: 'lost', maybeApplied });
 }
 
 /** The caller's lease is gone, and nothing of this writer is left in the store or in flight. */
 export function lose(state: WriterState, out: WriterAction[], maybeApplied: boolean): WriterState {
   const { goal } = state;
   if (goal.kind === 'hold') out.push({ type: 'lost' });
-  if (goal.kind === 'hold' && goal.change)
+  if (goal.kind === 'hold' && goal.change) {
     out.push({ type: 'failed', op: 'extend', why: 'lost', maybeApplied });
+  }
   if (goal.kind === 'release' || goal.kind === 'handOver') {
     out.push({ type: 'failed', op: goal.kind, why: 'lost', maybeApplied });
   }

@@ -73,6 +73,8 @@ export type Goal =
 export interface LeaseChange {
   readonly leaseMs: number | null;
   readonly data: Data;
+  /** The seq of the write sent for it, once sent: only that write answers it (a heartbeat never does). */
+  readonly seq?: number;
 }
 
 /** What a write asks the store for; the driver builds the record from it and the record it knows. */

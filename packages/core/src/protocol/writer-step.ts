@@ -1,4 +1,13 @@
-import { answersChange, end, landed, lose, notApplied, resolveWith, send } from './write-outcome.js';
+import {
+  answersChange,
+  dropChange,
+  end,
+  landed,
+  lose,
+  notApplied,
+  resolveWith,
+  send,
+} from './write-outcome.js';
 import type { Step, TimerName, WriteAnswer, WriterAction, WriterEvent } from './writer-events.js';
 import {
   deadlineFrom,
@@ -52,13 +61,13 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
     case 'timer':
       return onTimer(s, e.timer, e.now, out);
     case 'release':
-      return s.goal.kind === 'hold' || s.goal.kind === 'release'
-        ? { ...s, goal: { kind: 'release', data: e.data } }
-        : s;
+      if (s.goal.kind !== 'hold' && s.goal.kind !== 'release') return s;
+      dropChange(s, out);
+      return { ...s, goal: { kind: 'release', data: e.data } };
     case 'handOver':
-      return s.goal.kind === 'hold'
-        ? { ...s, goal: { kind: 'handOver', to: e.to, leaseMs: e.leaseMs, data: e.data } }
-        : s;
+      if (s.goal.kind !== 'hold') return s;
+      dropChange(s, out);
+      return { ...s, goal: { kind: 'handOver', to: e.to, leaseMs: e.leaseMs, data: e.data } };
     case 'extend':
       return s.goal.kind === 'hold' && s.goal.change === undefined
         ? { ...s, goal: { kind: 'hold', change: { leaseMs: e.leaseMs, data: e.data } } }
@@ -81,7 +90,9 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       return { ...s, lease, pending };
     }
     case 'giveUp':
-      return s.goal.kind === 'acquire' || s.goal.kind === 'hold' ? { ...s, goal: { kind: 'giveBack' } } : s;
+      if (s.goal.kind !== 'acquire' && s.goal.kind !== 'hold') return s;
+      dropChange(s, out);
+      return { ...s, goal: { kind: 'giveBack' } };
     case 'resume': {
       if (s.goal.kind !== 'acquire' || s.seq > 0 || s.known !== undefined) return s;
       const own = { seq: 0, token: e.token };
@@ -170,11 +181,13 @@ function advance(state: WriterState, now: number, out: WriterAction[]): WriterSt
     case 'hold':
       if (!lease) return s;
       if (goal.change !== undefined) {
+        // Sent as a write of its own, whose seq marks it: only that write answers the change.
         const { leaseMs, data } = goal.change;
         const intent = { kind: 'renew', leaseMs, token: lease.token, data } as const;
-        return send(s, intent, versionOf(lease.version), now, out);
+        const sent = send(s, intent, versionOf(lease.version), now, out);
+        return { ...sent, goal: { kind: 'hold', change: { ...goal.change, seq: sent.seq } } };
       }
-      return arm(s, out);
+      return arm(s, now, out);
     case 'release':
     case 'handOver': {
       const version = lease?.version ?? ownVersion;
@@ -237,7 +250,7 @@ function checkDeadline(s: WriterState, now: number, out: WriterAction[]): Writer
   if (goal.kind === 'hold') out.push({ type: 'lost' });
   if (goal.kind === 'hold' && goal.change) {
     // The caller's change may still land when its write is the one in flight.
-    const maybeApplied = pending !== null && answersChange(s, pending.intent);
+    const maybeApplied = answersChange(s, pending);
     out.push({ type: 'failed', op: 'extend', why: 'lost', maybeApplied });
   }
   if (goal.kind === 'release' || goal.kind === 'handOver') {
@@ -264,10 +277,12 @@ function passToken(s: WriterState, leaseMs: number | null, now: number): number 
   return lease.token + 1;
 }
 
-function arm(s: WriterState, out: WriterAction[]): WriterState {
+function arm(s: WriterState, now: number, out: WriterAction[]): WriterState {
   const deadline = effectiveDeadline(s);
   if (Number.isFinite(deadline)) out.push({ type: 'arm', timer: 'deadline', at: deadline });
-  if (s.terms.leaseMs !== null) out.push({ type: 'arm', timer: 'renew', at: renewAt(s) });
+  // A heartbeat the store refused left the renewal due: the next one waits the retry time.
+  const at = Math.max(renewAt(s), now + s.terms.retryMs);
+  if (s.terms.leaseMs !== null) out.push({ type: 'arm', timer: 'renew', at });
   return s;
 }
 

@@ -12,12 +12,19 @@ import type { ManualTime } from './manual-time.js';
 
 /**
  * A memory store that counts requests, holds its writes back while `holdWrites` (until
- * `releaseWrites()`), and refuses them for certain while `refuseWrites`; `sent` keeps
+ * `releaseWrites()`), and refuses them for certain while `refuseWrites` (or the next
+ * `refuseNext` of them); `sent` keeps
  * every record sent, in order.
  */
 export function watchedStore() {
   const inner = memoryStore();
-  const state = { requests: 0, holdWrites: false, refuseWrites: false, sent: [] as LockRecord[] };
+  const state = {
+    requests: 0,
+    holdWrites: false,
+    refuseWrites: false,
+    refuseNext: 0,
+    sent: [] as LockRecord[],
+  };
   let held: (() => void)[] = [];
   const store: LockStore = Object.assign(Object.create(inner) as LockStore, {
     async read(key: string) {
@@ -28,7 +35,9 @@ export function watchedStore() {
       state.requests++;
       state.sent.push(args[1]);
       if (state.holdWrites) await new Promise<void>((resolve) => held.push(resolve));
-      if (state.refuseWrites) {
+      const refuseThis = state.refuseNext > 0;
+      if (refuseThis) state.refuseNext--;
+      if (state.refuseWrites || refuseThis) {
         throw new LockStoreError('connection refused', {
           retryable: true,
           maybeApplied: false,

@@ -21,3 +21,12 @@ test('a hand-over after the holder shortened its lease: the waiter dates its lea
   expect(steps).toBe(14);
   expect(blocked?.label).toBe('f claim #2 applied');
 });
+
+test('an update whose answer was lost, resolved only after another client took the key: told it may have landed', () => {
+  const config = CONFIGS.find((candidate) => candidate.name === 'lock, updates with faults, S3 answers')!;
+  const labels = trace('update-lost-after-takeover');
+  const { steps, violation, blocked } = replay(config, labels);
+  expect(violation?.message).toBeUndefined();
+  expect(blocked).toBeUndefined();
+  expect(steps).toBe(labels.length);
+});

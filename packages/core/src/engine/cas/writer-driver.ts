@@ -60,9 +60,12 @@ export class WriterDriver {
   #caller: { readonly acquiredAt: number; readonly context: string | undefined } | undefined;
   /** What the last `pass` event answered: the token it gave, or undefined. */
   #passed: number | undefined;
-  /** The caller's extend or update under way, and the ones queued behind it (one at a time). */
+  /** The caller's extend or update under way. */
   #changing: ReturnType<typeof deferred<void>> | undefined;
-  #changes: Promise<unknown> = Promise.resolve();
+  /** The caller's calls (extend, release, hand-over) run one at a time: the last one's answer. */
+  #turns: Promise<unknown> = Promise.resolve();
+  /** Calls queued or under way: a local pass waits until none is. */
+  #queued = 0;
   readonly #suspend = new SuspendWatch();
   /** The store's error for the last write it refused for certain (a resume reports it). */
   #refused: LockStoreError | undefined;
@@ -135,6 +138,12 @@ export class WriterDriver {
 
   /** Releases, storing `data` when given; rejects when the lease was lost or the store refused. */
   release(data?: unknown): Promise<void> {
+    // A second release while one is under way joins it (the machine takes other data then too).
+    if (this.#state.goal.kind === 'release') return this.#release(data);
+    return this.#inTurn(() => this.#release(data));
+  }
+
+  #release(data: unknown): Promise<void> {
     const { goal, end } = this.#state;
     // The machine takes a release only from a holder (or a release under way): anything else
     // would never be answered.
@@ -155,6 +164,10 @@ export class WriterDriver {
    * (storing `data` when given): `next`'s acquire resolves once it landed. Rejects as release does.
    */
   handOver(next: WriterDriver, data?: unknown): Promise<void> {
+    return this.#inTurn(() => this.#handOver(next, data));
+  }
+
+  #handOver(next: WriterDriver, data: unknown): Promise<void> {
     const { goal, end } = this.#state;
     if (end !== null || goal.kind !== 'hold' || next.options.key !== this.options.key) {
       return Promise.reject(
@@ -177,9 +190,17 @@ export class WriterDriver {
    * when the lease ended first. A second call waits for the first's answer.
    */
   extend(leaseMs: number | null, data?: unknown): Promise<void> {
-    const change = () => this.#change(leaseMs, data);
-    const answered = this.#changes.then(change, change);
-    this.#changes = answered.catch(() => undefined);
+    return this.#inTurn(() => this.#change(leaseMs, data));
+  }
+
+  /** Runs `call` now, or once every call before it was answered: the machine takes one at a time. */
+  #inTurn<T>(call: () => Promise<T>): Promise<T> {
+    const answered = this.#queued === 0 ? call() : this.#turns.then(call, call);
+    this.#queued++;
+    const done = () => {
+      this.#queued--;
+    };
+    this.#turns = answered.then(done, done);
     return answered;
   }
 
@@ -209,6 +230,8 @@ export class WriterDriver {
    * (writer-step.ts passToken says when). The next write stores the caller's fields.
    */
   passLocally(context?: string): number | undefined {
+    // A call of the caller still under way (an update) would otherwise apply to the next one's lease.
+    if (this.#queued > 0) return undefined;
     this.#passed = undefined;
     this.#feed({ type: 'pass', leaseMs: this.options.terms.leaseMs, now: this.#now() });
     if (this.#passed !== undefined) this.#caller = { acquiredAt: this.options.time.now(), context };
