@@ -66,7 +66,10 @@ export function initialWorld(config: ExploreConfig): World {
   return {
     now: 0,
     record: config.initialRecord ?? null,
-    writers: config.writers.map((writer) => newWriter(writer.id, writer.terms)),
+    // A semaphore's writers are slots, as the driver makes them: they never pass on locally.
+    writers: config.writers.map((writer) =>
+      newWriter(writer.id, config.limit > 1 ? { ...writer.terms, slot: true } : writer.terms),
+    ),
     started: config.writers.map(() => false),
     timers: config.writers.map(() => ({})),
     net: [],

@@ -62,8 +62,8 @@ const MUTANTS = [
   {
     name: 'renewal timed from when it lands',
     file: 'write-outcome.ts',
-    search: 'const deadline = deadlineFrom(pending.sentAt, leaseMs, s.terms.marginMs, now - pending.sentAt);',
-    replace: 'const deadline = deadlineFrom(now, leaseMs, s.terms.marginMs, 0);',
+    search: ': deadlineFrom(pending.sentAt, leaseMs, s.terms.marginMs, now - pending.sentAt);',
+    replace: ': deadlineFrom(now, leaseMs, s.terms.marginMs, 0);',
     config: TIMING,
     depth: 20,
     check: 'exclusion',
@@ -161,9 +161,9 @@ const MUTANTS = [
   {
     name: 'a one-request claim counted from its answer',
     file: 'write-outcome.ts',
-    search: 'const deadline = deadlineFrom(pending.sentAt, leaseMs, s.terms.marginMs, now - pending.sentAt);',
+    search: ': deadlineFrom(pending.sentAt, leaseMs, s.terms.marginMs, now - pending.sentAt);',
     replace:
-      "const deadline = deadlineFrom(pending.condition.kind === 'claimable' ? now : pending.sentAt, leaseMs, s.terms.marginMs, 0);",
+      ": deadlineFrom(pending.condition.kind === 'claimable' ? now : pending.sentAt, leaseMs, s.terms.marginMs, 0);",
     config: DYNAMO,
     check: 'exclusion',
   },

@@ -38,7 +38,9 @@ export function landed(
   };
   if (intent.kind === 'claim' || intent.kind === 'renew') {
     const leaseMs = intent.kind === 'renew' ? intent.leaseMs : s.terms.leaseMs;
-    const deadline = deadlineFrom(pending.sentAt, leaseMs, s.terms.marginMs, now - pending.sentAt);
+    const deadline = pending.distrusted
+      ? Number.NEGATIVE_INFINITY
+      : deadlineFrom(pending.sentAt, leaseMs, s.terms.marginMs, now - pending.sentAt);
     s = { ...s, terms: { ...s.terms, leaseMs }, lease: { version, token: leaseToken, top, deadline } };
     if (s.goal.kind === 'acquire') {
       // A lease that arrived too late is not trusted: it stays the writer's (own), and the next

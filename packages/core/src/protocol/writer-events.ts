@@ -50,6 +50,11 @@ export type WriterEvent =
    * suspended): the lease may have run out unseen, and a write sent before confirms nothing.
    */
   | { readonly type: 'suspended'; readonly now: number }
+  /**
+   * A forceRelease of this client frees the key: a lease of this writer ends at once (fail-closed
+   * too), and a write of it in flight, which may have landed before the force, confirms nothing.
+   */
+  | { readonly type: 'forceReleased'; readonly now: number }
   /** The caller stopped waiting (its wait ran out, it aborted, or the client closes). */
   | { readonly type: 'giveUp'; readonly now: number }
   /**

@@ -113,6 +113,11 @@ export interface PendingWrite {
   readonly status: 'sent' | 'unknown' | 'reading' | 'backoff';
   /** Some copy of it had an unknown outcome: a refusal of a later copy proves nothing. */
   readonly mayHaveLanded: boolean;
+  /**
+   * Sent before a suspend, or overlapping a forceRelease of this client: the lease it confirms
+   * is not trusted (a claim's is renewed before its caller gets it).
+   */
+  readonly distrusted?: true;
 }
 
 export type WriterEnd = 'released' | 'handedOver' | 'lost' | 'gaveUp';

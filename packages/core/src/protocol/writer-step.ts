@@ -12,6 +12,7 @@ import type { Step, TimerName, WriteAnswer, WriterAction, WriterEvent } from './
 import {
   deadlineFrom,
   effectiveDeadline,
+  type PendingWrite,
   type WriteCondition,
   type WriterState,
   withFloor,
@@ -82,12 +83,18 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       return { ...s, lease: { ...s.lease, token } };
     }
     case 'suspended': {
-      // Trust in a finite lease ends now (a fail-closed one never runs out); a write in flight
-      // counts as sent before any time: the lease it confirms is not trusted.
+      // Trust in a finite lease ends now (a fail-closed one never runs out), and a write in flight
+      // for a finite lease confirms nothing.
       const finite = s.lease !== null && Number.isFinite(s.lease.deadline);
       const lease = s.lease && finite ? { ...s.lease, deadline: Math.min(s.lease.deadline, e.now) } : s.lease;
-      const pending = s.pending && { ...s.pending, sentAt: Number.NEGATIVE_INFINITY };
+      const asks =
+        s.pending && (s.pending.intent.kind === 'renew' ? s.pending.intent.leaseMs : s.terms.leaseMs);
+      const pending = s.pending && asks !== null ? distrust(s.pending) : s.pending;
       return { ...s, lease, pending };
+    }
+    case 'forceReleased': {
+      const lease = s.lease && { ...s.lease, deadline: Math.min(s.lease.deadline, e.now) };
+      return { ...s, lease, pending: s.pending && distrust(s.pending) };
     }
     case 'giveUp':
       if (s.goal.kind !== 'acquire' && s.goal.kind !== 'hold') return s;
@@ -238,6 +245,10 @@ function seekLease(s: WriterState, now: number, out: WriterAction[]): WriterStat
   }
   const condition: WriteCondition = version === null ? { kind: 'absent' } : versionOf(version);
   return send(s, { kind: 'claim', token: (known?.token ?? 0) + 1 }, condition, now, out);
+}
+
+function distrust(pending: PendingWrite): PendingWrite {
+  return { ...pending, distrusted: true };
 }
 
 /** The lease is no longer trusted once its deadline passed: the caller hears so at once. */

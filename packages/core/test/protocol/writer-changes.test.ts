@@ -128,7 +128,7 @@ test('no local pass while an update of the caller is queued or under way', async
   const { time, writer, state, releaseWrites } = await holding();
   state.holdWrites = true;
   const update = writer.extend(10_000, 'mine');
-  expect(writer.passLocally()).toBeUndefined();
+  expect(writer.passLocally(10_000)).toBeUndefined();
   releaseWrites();
   await time.advance(1);
   await update;

@@ -24,10 +24,10 @@ test('after a written hand-over, callers pass the lease on with no request, each
   const { store, state } = watchedStore();
   const { second, token } = await handedOver(store, time);
   const before = state.requests;
-  expect(second.passLocally('caller 3')).toBe(token + 1);
+  expect(second.passLocally(10_000, 'caller 3')).toBe(token + 1);
   await time.advance(100);
   const passedAt = time.scheduler().now();
-  expect(second.passLocally('caller 4')).toBe(token + 2);
+  expect(second.passLocally(10_000, 'caller 4')).toBe(token + 2);
   expect(state.requests).toBe(before);
 
   await time.advance(5_000); // past the renewal, halfway through what is left of the lease
@@ -51,7 +51,7 @@ test('no pass without a reserved token: right after a claim, the holder is on th
   void only.acquire();
   await time.advance(1);
   expect(only.state.lease).not.toBeNull();
-  expect(only.passLocally()).toBeUndefined();
+  expect(only.passLocally(10_000)).toBeUndefined();
 });
 
 test('no pass for a semaphore slot, though the record’s token is above its own (another holder’s)', async () => {
@@ -64,7 +64,7 @@ test('no pass for a semaphore slot, though the record’s token is above its own
   await time.advance(1);
   await time.advance(5_000); // a's renewal learns the record's token, b's
   expect(a!.state.lease?.top).toBeGreaterThan(a!.state.lease!.token);
-  expect(a!.passLocally()).toBeUndefined();
+  expect(a!.passLocally(10_000)).toBeUndefined();
 });
 
 test('no pass while a write is in flight: its outcome decides the lease first', async () => {
@@ -74,11 +74,11 @@ test('no pass while a write is in flight: its outcome decides the lease first', 
   state.holdWrites = true;
   await time.advance(4_600); // the renewal is sent (halfway through the 9 s trusted), and held
   expect(second.state.pending?.intent.kind).toBe('renew');
-  expect(second.passLocally()).toBeUndefined();
+  expect(second.passLocally(10_000)).toBeUndefined();
   releaseWrites();
   await time.advance(1);
   expect(second.state.pending).toBeNull();
-  expect(second.passLocally()).toBe(token + 1);
+  expect(second.passLocally(10_000)).toBe(token + 1);
 });
 
 test('no pass with a third of the lease left or less: the next caller would start with almost none', async () => {
@@ -86,8 +86,20 @@ test('no pass with a third of the lease left or less: the next caller would star
   const { store } = watchedStore();
   // A wide margin: the lease is trusted for 4 s of its 10, and renewed 2 s in.
   const { second, token } = await handedOver(store, time, 6_000);
-  expect(second.passLocally()).toBe(token + 1); // 4 s left
+  expect(second.passLocally(10_000)).toBe(token + 1); // 4 s left
   await time.advance(1_000); // 3 s left
   expect(second.state.pending).toBeNull();
-  expect(second.passLocally()).toBeUndefined();
+  expect(second.passLocally(10_000)).toBeUndefined();
+});
+
+test('no pass to a caller asking for another lease length; after an extend, the new length passes', async () => {
+  const time = new ManualTime();
+  const { store } = watchedStore();
+  const { second, token } = await handedOver(store, time);
+  expect(second.passLocally(20_000)).toBeUndefined();
+  const extended = second.extend(20_000);
+  await time.advance(1);
+  await extended;
+  expect(second.passLocally(10_000)).toBeUndefined();
+  expect(second.passLocally(20_000)).toBe(token + 1);
 });

@@ -67,6 +67,13 @@ export class WriterDriver {
   /** Calls queued or under way: a local pass waits until none is. */
   #queued = 0;
   readonly #suspend = new SuspendWatch();
+  /** forceReleases of this client's on their way for the key, and a count of their starts and ends. */
+  #forcing = 0;
+  #forceEpoch = 0;
+  /** `#forceEpoch` when the write in flight was sent: a change since means a force overlapped it. */
+  #sentEpoch = 0;
+  /** Answers to writes that came while a forceRelease was on its way: fed once it is answered. */
+  #afterForce: WriterEvent[] = [];
   /** The store's error for the last write it refused for certain (a resume reports it). */
   #refused: LockStoreError | undefined;
 
@@ -225,17 +232,41 @@ export class WriterDriver {
   }
 
   /**
-   * Passes the lease to another caller of this client, asking for the same lease length, with no
+   * Passes the lease to another caller of this client, asking for a lease of `leaseMs`, with no
    * request: the token it holds on, or undefined when the lease must be handed over with a write
    * (writer-step.ts passToken says when). The next write stores the caller's fields.
    */
-  passLocally(context?: string): number | undefined {
+  passLocally(leaseMs: number | null, context?: string): number | undefined {
     // A call of the caller still under way (an update) would otherwise apply to the next one's lease.
     if (this.#queued > 0) return undefined;
     this.#passed = undefined;
-    this.#feed({ type: 'pass', leaseMs: this.options.terms.leaseMs, now: this.#now() });
+    this.#feed({ type: 'pass', leaseMs, now: this.#now() });
     if (this.#passed !== undefined) this.#caller = { acquiredAt: this.options.time.now(), context };
     return this.#passed;
+  }
+
+  /**
+   * A forceRelease of this client's for the key begins: the lease ends at once, and a write in
+   * flight confirms nothing (it may have landed before the force). Call `end` once the
+   * forceRelease is answered: a write sent meanwhile confirms nothing either.
+   */
+  forceReleasing(): { end(): void } {
+    this.#forcing++;
+    this.#forceEpoch++;
+    this.#feed({ type: 'forceReleased', now: this.#now() });
+    let ended = false;
+    return {
+      end: () => {
+        if (ended) return;
+        ended = true;
+        this.#forcing--;
+        this.#forceEpoch++;
+        if (this.#forcing > 0 || this.#afterForce.length === 0) return;
+        const held = this.#afterForce.map((event) => ({ ...event, now: this.#now() }));
+        this.#afterForce = [];
+        this.#feed({ type: 'forceReleased', now: this.#now() }, ...held);
+      },
+    };
   }
 
   /** The caller stops waiting (or closes): whatever the writer may own is given back. */
@@ -257,8 +288,17 @@ export class WriterDriver {
    * been checked for a suspend that the monotonic clock missed.
    */
   #observe(event: WriterEvent): void {
-    if (this.#suspended()) this.#feed({ type: 'suspended', now: this.#now() }, event);
-    else this.#feed(event);
+    const before: WriterEvent[] = [];
+    if (this.#suspended()) before.push({ type: 'suspended', now: this.#now() });
+    // While a forceRelease is on its way, an answer can prove nothing yet: it waits for the force.
+    if (event.type === 'written' && this.#forcing > 0) {
+      this.#afterForce.push(event);
+      return;
+    }
+    // The answer to a write that overlapped a forceRelease of this client proves nothing.
+    const overlapped = this.#sentEpoch !== this.#forceEpoch;
+    if (event.type === 'written' && overlapped) before.push({ type: 'forceReleased', now: this.#now() });
+    this.#feed(...before, event);
   }
 
   /** Whether the clocks say the machine was suspended since the last write; told once. */
@@ -463,6 +503,7 @@ export class WriterDriver {
     const storeCondition: WriteCondition =
       condition.kind === 'absent' ? { absent: true } : { version: condition.version };
     this.#suspend.sent(this.options.time.now(), this.#now());
+    this.#sentEpoch = this.#forceEpoch;
     const answer = await this.#answerOf(async () => {
       const outcome = await this.options.store.write(this.options.key, record, storeCondition);
       return outcome.ok ? { ...outcome, record } : outcome;
@@ -546,6 +587,7 @@ export class WriterDriver {
     const floor = this.#state.known?.token ?? 0;
     if (floor > 0) request.tokenFloor = floor;
     this.#suspend.sent(this.options.time.now(), this.#now());
+    this.#sentEpoch = this.#forceEpoch;
     const answer = await this.#answerOf(() => claim(key, request));
     this.#observe({ type: 'written', seq, answer, now: this.#now() });
   }
