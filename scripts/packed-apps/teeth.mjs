@@ -17,6 +17,11 @@ function editManifest(edit) {
 
 const replaceWith = (text) => (file) => writeFileSync(file, text);
 const append = (text) => (file, original) => writeFileSync(file, `${original}\n${text}\n`);
+/** Replaces `search` (which must be there: a build that changed shape fails loudly) with `replacement`. */
+const replacing = (search, replacement) => (file, original) => {
+  if (!original.includes(search)) throw new Error(`${file} changed shape: no ${search.trim()}`);
+  writeFileSync(file, original.replace(search, replacement));
+};
 
 export const mutants = [
   {
@@ -163,11 +168,10 @@ export function withLock(processor) {
     app: 'lambda',
     what: "@latch/core's telemetry blind to the globals of a bundled @opentelemetry/api",
     file: 'node_modules/@latch/core/dist/telemetry/otel-globals.js',
-    apply: (file, original) => {
-      const opening = 'export function readOtelGlobals() {';
-      if (!original.includes(opening)) throw new Error(`${file} changed shape: no ${opening}`);
-      writeFileSync(file, original.replace(opening, `${opening}\n    return undefined;`));
-    },
+    apply: replacing(
+      'export function readOtelGlobals() {',
+      'export function readOtelGlobals() {\n    return undefined;',
+    ),
   },
   {
     // What core's store loaders did until each SDK's import() could be left out by a bundler.
@@ -193,22 +197,14 @@ export function withLock(processor) {
     app: 'examples',
     what: "@latch/nest's types without currentLock",
     file: 'node_modules/@latch/nest/dist/index.d.ts',
-    apply: (file, original) => {
-      const line = "export { currentLock } from './current-lock.js';\n";
-      if (!original.includes(line)) throw new Error(`${file} changed shape: no ${line.trim()}`);
-      writeFileSync(file, original.replace(line, ''));
-    },
+    apply: replacing("export { currentLock } from './current-lock.js';\n", ''),
   },
   {
     kind: 'run',
     app: 'examples',
     what: "@latch/core's withLock() that never releases",
     file: 'node_modules/@latch/core/dist/client/lock-client.js',
-    apply: (file, original) => {
-      const release = '        await lock.release();\n        return result;';
-      if (!original.includes(release)) throw new Error(`${file} changed shape: no release in withLock()`);
-      writeFileSync(file, original.replace(release, '        return result;'));
-    },
+    apply: replacing('        await lock.release();\n        return result;', '        return result;'),
   },
   {
     // Only the Serverless section's handler passes withLock() a lease: its own check must notice.
@@ -216,16 +212,9 @@ export function withLock(processor) {
     app: 'examples',
     what: "@latch/core's withLock() ignoring the leaseMs it is given",
     file: 'node_modules/@latch/core/dist/client/lock-client.js',
-    apply: (file, original) => {
-      const acquire = '        const lock = await this.acquire(key, options);';
-      if (!original.includes(acquire)) throw new Error(`${file} changed shape: no acquire in withLock()`);
-      writeFileSync(
-        file,
-        original.replace(
-          acquire,
-          '        const lock = await this.acquire(key, { ...options, leaseMs: undefined });',
-        ),
-      );
-    },
+    apply: replacing(
+      '        const lock = await this.acquire(key, options);',
+      '        const lock = await this.acquire(key, { ...options, leaseMs: undefined });',
+    ),
   },
 ];

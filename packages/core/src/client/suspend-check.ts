@@ -1,3 +1,4 @@
+import { SuspendWatch } from '../engine/cas/suspend-watch.js';
 import type { LeaseState } from '../engine/lease-engine.js';
 
 /**
@@ -13,10 +14,9 @@ import type { LeaseState } from '../engine/lease-engine.js';
  * stops once its wall clock passes the expiry it stored, as waiters read it.
  */
 export class SuspendCheck {
-  /** The lease write the baseline belongs to (its monotonic send time). */
+  /** The lease write the watch's baseline belongs to (its monotonic send time). */
   private sentAt = Number.NaN;
-  /** Least wall-minus-monotonic gap seen since that write. */
-  private baseline = Number.POSITIVE_INFINITY;
+  private readonly watch = new SuspendWatch();
 
   /** Why the lease may be gone, or undefined. */
   suspected(lease: LeaseState, leaseMs: number, wallNow: number, monotonicNow: number): string | undefined {
@@ -27,22 +27,10 @@ export class SuspendCheck {
     }
     if (lease.sentAt !== this.sentAt) {
       this.sentAt = lease.sentAt;
-      this.baseline = holder.renewedAt - lease.sentAt;
+      this.watch.sent(holder.renewedAt, lease.sentAt);
     }
-    const gap = wallNow - monotonicNow;
-    const unexplained = gap - this.baseline;
-    if (unexplained > suspendSlack(leaseMs)) {
-      return `the wall clock moved ${Math.round(unexplained)} ms further than the monotonic clock since the lease was last written: the machine may have been suspended`;
-    }
-    this.baseline = Math.min(this.baseline, gap);
-    return undefined;
+    const unexplained = this.watch.unexplainedMs(wallNow, monotonicNow, leaseMs);
+    if (unexplained === undefined) return undefined;
+    return `the wall clock moved ${Math.round(unexplained)} ms further than the monotonic clock since the lease was last written: the machine may have been suspended`;
   }
-}
-
-/**
- * How far the two clocks may drift apart over a lease without a suspend: far above what clock
- * rates differ by (NTP slews by at most 0.05 %), and at most half the loss deadline's margin.
- */
-function suspendSlack(leaseMs: number): number {
-  return Math.min(leaseMs / 20, 1000);
 }

@@ -4,7 +4,6 @@
  * So a wall clock that moved well beyond the monotonic one since the writer's last write was
  * sent (both read then) may mean a suspend that outlived the lease. A wall clock stepped back
  * lowers the baseline, so that a suspend after it is still seen once a check ran in between.
- * The same rule as the client's SuspendCheck, kept per writer.
  */
 export class SuspendWatch {
   /** The least wall-minus-monotonic gap seen since the last write was sent. */
@@ -15,12 +14,16 @@ export class SuspendWatch {
     this.#baseline = wall - monotonic;
   }
 
-  /** True when the clocks moved apart by more than the slack a lease of `leaseMs` allows since the last write. */
-  suspected(wall: number, monotonic: number, leaseMs: number): boolean {
+  /**
+   * How far (ms) the wall clock moved beyond the monotonic one since the last write, when that
+   * is more than the slack a lease of `leaseMs` allows; undefined otherwise.
+   */
+  unexplainedMs(wall: number, monotonic: number, leaseMs: number): number | undefined {
     const gap = wall - monotonic;
-    if (gap - this.#baseline > suspendSlack(leaseMs)) return true;
+    const unexplained = gap - this.#baseline;
+    if (unexplained > suspendSlack(leaseMs)) return unexplained;
     this.#baseline = Math.min(this.#baseline, gap);
-    return false;
+    return undefined;
   }
 }
 

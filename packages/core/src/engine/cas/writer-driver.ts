@@ -307,7 +307,7 @@ export class WriterDriver {
     if (terms.leaseMs === null || end !== null) return false;
     const wall = this.options.time.now();
     const suspended =
-      this.#suspend.suspected(wall, this.#now(), terms.leaseMs) ||
+      this.#suspend.unexplainedMs(wall, this.#now(), terms.leaseMs) !== undefined ||
       (lease !== null && wall >= (this.#storedExpiry(lease.version) ?? Number.POSITIVE_INFINITY));
     if (suspended) this.#suspend.sent(wall, this.#now()); // the clocks agree again from here
     return suspended;
