@@ -32,6 +32,12 @@ export async function claimSlot(
       fresh = true;
     }
     const mine = slotOf(current?.record, contender.lockId);
+    // Our slot in a record not read just now (our last write as we remember it, perhaps an answer
+    // that came late after the record moved on) proves nothing: adopt only from a fresh read.
+    if (mine && !fresh) {
+      current = undefined;
+      continue;
+    }
     if (mine && current) {
       // Our lock id with a write that is not ours: the lock was resumed elsewhere; not ours to take.
       if (!isOwnSlot(mine, contender)) return { lease: null, current };
