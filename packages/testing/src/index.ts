@@ -15,6 +15,8 @@ export {
 export { type RedisServer, type RedisServerOptions, startRedis } from './redis.js';
 export {
   type ApplyLateOptions,
+  type ConditionHandling,
+  S3_PERSONALITIES,
   type S3AccessKeyVerdict,
   type S3ClientSettings,
   type S3FaultHandle,
@@ -22,6 +24,8 @@ export {
   type S3FaultMatcher,
   S3Faults,
   type S3Operation,
+  type S3Personality,
+  type S3PersonalityName,
   type S3RequestLogEntry,
   type S3Server,
   type S3ServerOptions,

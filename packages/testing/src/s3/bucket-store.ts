@@ -40,10 +40,16 @@ export class Bucket {
    * objects: they do not keep a bucket from being deleted, and go with it (as on S3).
    */
   private readonly uploads = new Map<string, MultipartUpload>();
+  /**
+   * Each key's recent states (undefined: deleted), oldest first, kept for `historyMs` past the
+   * next change: what a read that lags behind the writes sees. Empty when `historyMs` is 0.
+   */
+  private readonly history = new Map<string, Array<{ at: number; object: StoredObject | undefined }>>();
 
   constructor(
     readonly name: string,
     private readonly nextSequence: () => number,
+    private readonly historyMs = 0,
   ) {}
 
   get objectCount(): number {
@@ -54,6 +60,28 @@ export class Bucket {
     return this.byKey.get(key)?.object;
   }
 
+  /** `key` as it was at wall-clock time `at` (ms), as far back as the history reaches. */
+  getAsOf(key: string, at: number): StoredObject | undefined {
+    const states = this.history.get(key);
+    if (!states) return this.get(key);
+    let seen: StoredObject | undefined;
+    for (const state of states) {
+      if (state.at > at) break;
+      seen = state.object;
+    }
+    return seen;
+  }
+
+  private remember(key: string, object: StoredObject | undefined): void {
+    if (this.historyMs <= 0) return;
+    const now = Date.now();
+    const states = this.history.get(key) ?? [];
+    // The state before a change older than the window is never read again: drop it.
+    while (states.length > 1 && states[1]!.at < now - this.historyMs) states.shift();
+    states.push({ at: now, object });
+    this.history.set(key, states);
+  }
+
   /** Sequence number of the last change to `key`; 0 when it was never written. */
   version(key: string): number {
     return this.versions.get(key) ?? 0;
@@ -61,6 +89,7 @@ export class Bucket {
 
   put(object: StoredObject): void {
     this.versions.set(object.key, this.nextSequence());
+    this.remember(object.key, object);
     const existing = this.byKey.get(object.key);
     if (existing) {
       existing.object = object;
@@ -76,6 +105,7 @@ export class Bucket {
     const entry = this.byKey.get(key);
     if (!entry) return false;
     this.versions.set(key, this.nextSequence());
+    this.remember(key, undefined);
     this.byKey.delete(key);
     this.sorted.splice(this.lowerBound(entry.bytes), 1);
     return true;
@@ -125,6 +155,9 @@ export class BucketStore {
   private sequence = 0;
   private readonly next = () => ++this.sequence;
 
+  /** `historyMs`: how long each key's past states stay readable (stale reads); 0 keeps none. */
+  constructor(private readonly historyMs = 0) {}
+
   get(name: string): Bucket | undefined {
     return this.buckets.get(name);
   }
@@ -138,7 +171,7 @@ export class BucketStore {
 
   create(name: string): Bucket {
     if (this.buckets.has(name)) throw s3Error('BucketAlreadyOwnedByYou', { bucket: name });
-    const bucket = new Bucket(name, this.next);
+    const bucket = new Bucket(name, this.next, this.historyMs);
     this.buckets.set(name, bucket);
     return bucket;
   }

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Bucket, BucketStore } from './bucket-store.js';
 import { s3Error } from './errors.js';
+import type { S3Personality } from './personality.js';
 import type { Route } from './routes.js';
 import { parseXml, type XmlNode, xmlDocument } from './xml.js';
 
@@ -8,6 +9,8 @@ import { parseXml, type XmlNode, xmlDocument } from './xml.js';
 export interface HandlerConfig {
   readonly region: string;
   readonly conditionalWrites: boolean;
+  /** How the server departs from AWS S3 (see S3Personality). */
+  readonly personality: S3Personality;
   readonly maxObjectSize: number;
 }
 

@@ -20,6 +20,7 @@ import { defaultMessage, type S3ErrorCode, s3Error } from './errors.js';
 import { header } from './headers.js';
 import { objectProperties } from './object-properties.js';
 import { planPayload, readPayload, requireLength } from './payload.js';
+import { type ConditionHandling, conditionsUnder } from './personality.js';
 import { MAX_KEY_BYTES } from './routes.js';
 import { childrenNamed, childText, xmlElement, xmlRoot } from './xml.js';
 
@@ -31,7 +32,9 @@ export async function putObject(ctx: RequestContext): Promise<S3Response> {
   const name = bucketName(ctx);
   const key = objectKey(ctx);
   ctx.store.require(name); // answer NoSuchBucket before taking any body
-  const conditions = config.conditionalWrites ? parseWriteConditions('PutObject', req.headers) : undefined;
+  const conditions = config.conditionalWrites
+    ? conditionsUnder(config.personality, 'PutObject', parseWriteConditions('PutObject', req.headers))
+    : undefined;
   const plan = planPayload(req.headers, config.maxObjectSize);
   requireLength(plan, req.headers);
   const properties = objectProperties(req.headers);
@@ -69,7 +72,8 @@ async function readObject(ctx: RequestContext, withBody: boolean): Promise<S3Res
   const { headers: h } = ctx.req;
   const bucket = ctx.store.require(bucketName(ctx));
   const key = objectKey(ctx);
-  const object = bucket.get(key);
+  const staleMs = ctx.config.personality.staleReadsMs ?? 0;
+  const object = staleMs > 0 ? bucket.getAsOf(key, Date.now() - staleMs) : bucket.get(key);
   if (!object) throw s3Error('NoSuchKey', { key });
   evaluateReadConditions(h, object);
 
@@ -147,7 +151,9 @@ export async function deleteObject(ctx: RequestContext): Promise<S3Response> {
   const name = bucketName(ctx);
   const key = objectKey(ctx);
   const bucket = ctx.store.require(name);
-  const conditions = config.conditionalWrites ? parseWriteConditions('DeleteObject', req.headers) : undefined;
+  const conditions = config.conditionalWrites
+    ? conditionsUnder(config.personality, 'DeleteObject', parseWriteConditions('DeleteObject', req.headers))
+    : undefined;
   if (conditions) {
     assertNoConflict(ctx, bucket, key);
     evaluateWriteConditions(conditions, bucket.get(key), { bucket: name, key });
@@ -179,7 +185,11 @@ export async function deleteObjects(ctx: RequestContext): Promise<S3Response> {
   const bucket = ctx.store.require(name);
   const results: string[] = [];
   for (const entry of entries.objects) {
-    const code = deleteOne(bucket, entry, config.conditionalWrites);
+    const code = deleteOne(
+      bucket,
+      entry,
+      config.conditionalWrites ? (config.personality.deleteIfMatch ?? 'honour') : 'ignore',
+    );
     if (code) {
       results.push(
         xmlElement('Error', [
@@ -196,11 +206,12 @@ export async function deleteObjects(ctx: RequestContext): Promise<S3Response> {
 }
 
 /** Deletes one entry of a DeleteObjects request; returns the per-key error code, if any. */
-function deleteOne(bucket: Bucket, entry: DeleteEntry, conditionalWrites: boolean): S3ErrorCode | undefined {
+function deleteOne(bucket: Bucket, entry: DeleteEntry, ifMatch: ConditionHandling): S3ErrorCode | undefined {
   if (entry.key === '') return 'InvalidArgument';
   if (Buffer.byteLength(entry.key, 'utf8') > MAX_KEY_BYTES) return 'KeyTooLongError';
   if (entry.versionId !== undefined && entry.versionId !== 'null') return 'NoSuchVersion';
-  if (conditionalWrites && entry.etag !== undefined) {
+  if (entry.etag !== undefined && ifMatch === 'not-implemented') return 'NotImplemented';
+  if (entry.etag !== undefined && ifMatch === 'honour') {
     const current = bucket.get(entry.key);
     if (!current) return 'NoSuchKey';
     if (!etagMatches(parseEtagList(entry.etag), current)) return 'PreconditionFailed';

@@ -31,10 +31,13 @@ import {
 } from './multipart-handlers.js';
 import { deleteObject, deleteObjects, getObject, headObject, putObject } from './object-handlers.js';
 import { getObjectTagging } from './object-tagging.js';
+import { resolvePersonality, type S3Personality, type S3PersonalityName } from './personality.js';
 import { type Route, routeRequest, type S3Operation } from './routes.js';
 
 export type { S3AccessKeyVerdict } from './access.js';
 export type { ApplyLateOptions, S3FaultHandle, S3FaultKind, S3FaultMatcher } from './faults.js';
+export type { ConditionHandling, S3Personality, S3PersonalityName } from './personality.js';
+export { S3_PERSONALITIES } from './personality.js';
 export type { S3Operation } from './routes.js';
 export { S3Faults };
 
@@ -71,6 +74,11 @@ export interface S3ServerOptions {
    * listed as 'deny'. Signatures are still not checked. Default: every key is accepted.
    */
   accessKeys?: Readonly<Record<string, S3AccessKeyVerdict>>;
+  /**
+   * Behave like an S3-compatible store that departs from AWS S3: a name from
+   * {@link S3_PERSONALITIES} or the fields of {@link S3Personality}. Default: AWS S3's behaviour.
+   */
+  personality?: S3PersonalityName | S3Personality;
 }
 
 const S3_SERVER_OPTIONS: Record<keyof S3ServerOptions, true> = {
@@ -81,6 +89,7 @@ const S3_SERVER_OPTIONS: Record<keyof S3ServerOptions, true> = {
   region: true,
   maxObjectSize: true,
   accessKeys: true,
+  personality: true,
 };
 const S3_SERVER_OPTION_KEYS = Object.keys(S3_SERVER_OPTIONS);
 
@@ -160,13 +169,15 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   checkOptionKeys('startS3Server()', options, S3_SERVER_OPTION_KEYS);
   const host = options.host ?? '127.0.0.1';
   const region = options.region ?? 'us-east-1';
+  const personality = resolvePersonality(options.personality);
   const config: HandlerConfig = {
     region,
     conditionalWrites: options.conditionalWrites ?? true,
+    personality,
     maxObjectSize: options.maxObjectSize ?? 50 * 1024 * 1024,
   };
   const accessKeys = accessKeyTable(options.accessKeys);
-  const store = new BucketStore();
+  const store = new BucketStore(personality.staleReadsMs ?? 0);
   if (options.bucket !== undefined) {
     if (!isValidBucketName(options.bucket)) throw new Error(`invalid S3 bucket name: ${options.bucket}`);
     store.create(options.bucket);

@@ -1,0 +1,107 @@
+import type { WriteConditions } from './conditions.js';
+import { s3Error } from './errors.js';
+
+/**
+ * What the server does with one conditional header of a write:
+ * - 'honour': as AWS S3 does (412 when it does not hold);
+ * - 'ignore': applies the write as if the header were absent, answering success (the store that
+ *   says yes but does not lock);
+ * - 'not-implemented': answers 501 NotImplemented and applies nothing.
+ */
+export type ConditionHandling = 'honour' | 'ignore' | 'not-implemented';
+
+/**
+ * How far the server departs from AWS S3, to show what a client does on S3-compatible stores that
+ * behave differently. Every field defaults to AWS S3's behaviour.
+ */
+export interface S3Personality {
+  /** `If-None-Match: *` on PutObject (create only if absent). */
+  readonly putIfNoneMatch?: ConditionHandling;
+  /** `If-Match: <etag>` on PutObject (replace only that version). */
+  readonly putIfMatch?: ConditionHandling;
+  /** `If-Match: <etag>` on DeleteObject (and an ETag in DeleteObjects). */
+  readonly deleteIfMatch?: ConditionHandling;
+  /**
+   * GetObject and HeadObject see each key as it was this many milliseconds ago (writes are
+   * applied at once; reads lag behind them). Default 0: reads see every write that was answered.
+   */
+  readonly staleReadsMs?: number;
+}
+
+/**
+ * Named personalities, after what public reports say of stores users point S3 clients at (each
+ * may have changed since; `latch doctor` tells what a store does today):
+ * - 'ignores-if-none-match-on-put': Google Cloud Storage's XML API, Garage as of mid-2025;
+ * - 'ignores-if-match-on-put': Google Cloud Storage's XML API;
+ * - 'ignores-if-match-on-delete': MinIO (minio/minio#21677);
+ * - 'no-conditional-writes': Backblaze B2 and Alibaba OSS, which answer 501;
+ * - 'eventually-consistent': a Tigris "Global" bucket read without `X-Tigris-Consistent: true`
+ *   (one second of stale reads here).
+ */
+export const S3_PERSONALITIES = {
+  aws: {},
+  'ignores-if-none-match-on-put': { putIfNoneMatch: 'ignore' },
+  'ignores-if-match-on-put': { putIfMatch: 'ignore' },
+  'ignores-if-match-on-delete': { deleteIfMatch: 'ignore' },
+  'no-conditional-writes': {
+    putIfNoneMatch: 'not-implemented',
+    putIfMatch: 'not-implemented',
+    deleteIfMatch: 'not-implemented',
+  },
+  'eventually-consistent': { staleReadsMs: 1000 },
+} as const satisfies Record<string, S3Personality>;
+
+export type S3PersonalityName = keyof typeof S3_PERSONALITIES;
+
+/** The personality an option names or spells out, checked. */
+export function resolvePersonality(option: S3PersonalityName | S3Personality | undefined): S3Personality {
+  if (option === undefined) return {};
+  if (typeof option === 'string') {
+    const named: S3Personality | undefined = (S3_PERSONALITIES as Record<string, S3Personality>)[option];
+    if (!named) {
+      throw new Error(
+        `startS3Server(): unknown personality ${JSON.stringify(option)}; use one of ${Object.keys(S3_PERSONALITIES).join(', ')}, or an object of S3Personality fields.`,
+      );
+    }
+    return named;
+  }
+  const handlings = ['honour', 'ignore', 'not-implemented'];
+  for (const field of ['putIfNoneMatch', 'putIfMatch', 'deleteIfMatch'] as const) {
+    const value = option[field];
+    if (value !== undefined && !handlings.includes(value)) {
+      throw new Error(`startS3Server(): personality.${field} must be one of ${handlings.join(', ')}.`);
+    }
+  }
+  const stale = option.staleReadsMs;
+  if (stale !== undefined && !(Number.isFinite(stale) && stale >= 0)) {
+    throw new Error('startS3Server(): personality.staleReadsMs must be a finite number >= 0.');
+  }
+  return option;
+}
+
+/**
+ * The conditions of a PutObject or DeleteObject as this personality treats them: ignored ones
+ * dropped, and 501 NotImplemented for one it does not implement.
+ */
+export function conditionsUnder(
+  personality: S3Personality,
+  op: 'PutObject' | 'DeleteObject',
+  conditions: WriteConditions | undefined,
+): WriteConditions | undefined {
+  if (!conditions) return undefined;
+  const ifMatch = op === 'PutObject' ? personality.putIfMatch : personality.deleteIfMatch;
+  const ifNoneMatch = op === 'PutObject' ? personality.putIfNoneMatch : 'honour';
+  if (conditions.ifMatch && ifMatch === 'not-implemented') throw notImplemented('If-Match', op);
+  if (conditions.ifNoneMatch && ifNoneMatch === 'not-implemented') throw notImplemented('If-None-Match', op);
+  const keepMatch = conditions.ifMatch && ifMatch !== 'ignore';
+  const keepNoneMatch = conditions.ifNoneMatch && ifNoneMatch !== 'ignore';
+  if (!keepMatch && !keepNoneMatch) return undefined;
+  return { ...(keepMatch ? { ifMatch: conditions.ifMatch } : {}), ifNoneMatch: Boolean(keepNoneMatch) };
+}
+
+function notImplemented(header: string, op: string) {
+  return s3Error('NotImplemented', {
+    message: `This store does not implement conditional writes (${header} on ${op}).`,
+    extra: { Header: header },
+  });
+}
