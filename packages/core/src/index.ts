@@ -47,3 +47,12 @@ export {
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from './stores/memory-store.js';
 export type { SpanAttributes } from './telemetry/span-attributes.js';
 export type { TelemetryOptions } from './telemetry/telemetry-options.js';
+export { LockStoreUnsafeError } from './verify/store-unsafe-error.js';
+export {
+  type ClockReading,
+  describeVerdict,
+  type StoreCheck,
+  type StoreCheckOutcome,
+  type StoreVerdict,
+} from './verify/store-verdict.js';
+export { VERIFY_KEY_PREFIX, type VerifyStoreOptions, verifyStore } from './verify/verify-store.js';

@@ -13,7 +13,9 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   contract: ['contract', 'shared'],
   engine: ['engine', 'protocol', 'contract', 'shared'],
   waiting: ['waiting', 'engine', 'contract', 'shared'],
-  client: ['client', 'waiting', 'telemetry', 'engine', 'contract', 'shared'],
+  client: ['client', 'waiting', 'telemetry', 'verify', 'engine', 'contract', 'shared'],
+  // verifyStore: probes a store through its contract, before a client trusts it.
+  verify: ['verify', 'contract', 'shared'],
   // OpenTelemetry spans and metrics: fed by the client's events and a store decorator.
   telemetry: ['telemetry', 'contract', 'shared'],
   // Backend adapters implement the store contract; the list strategy's store builds its engine.

@@ -21,6 +21,8 @@ import {
 /** A LockClient's parts, made from its options once they are checked. */
 export interface ClientSetup {
   engine: LeaseEngine;
+  /** The LockStore the engine runs on; undefined for a strategy store, which brings its own engine. */
+  store: LockStore | undefined;
   owner: string;
   settings: ResolvedClientSettings;
   onEvent: LockEventListener | undefined;
@@ -92,7 +94,14 @@ export function setUpClient(options: LockClientOptions): ClientSetup {
     ? createEngine(environment)
     : new LeaseProtocol(protocolStore, environment.clock, environment.retry, owner);
   engine.checkLeaseMs(leaseMs);
-  return { engine, owner, settings, onEvent: bothListeners(options.onEvent, telemetry?.onEvent), telemetry };
+  return {
+    engine,
+    store: createEngine ? undefined : (store as LockStore),
+    owner,
+    settings,
+    onEvent: bothListeners(options.onEvent, telemetry?.onEvent),
+    telemetry,
+  };
 }
 
 /** The caller's listener and the telemetry's, each called on its own so that one throwing skips nothing. */

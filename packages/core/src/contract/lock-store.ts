@@ -54,6 +54,18 @@ export interface LockStore {
    * one page. Without this method `locks.list()` throws a LockConfigError before any request.
    */
   list?(prefix: string, cursor?: string): Promise<ListPage>;
+  /**
+   * Optional: the store's wall clock, in ms since the epoch, as the HTTP `Date` of its answer to
+   * one read of `key` states it (whole seconds); undefined when the answer has none. `verifyStore`
+   * compares it with the client's clock.
+   */
+  serverTime?(key: string): Promise<number | undefined>;
+  /**
+   * Optional: whether a LockClient should check this store with `verifyStore` before its first
+   * lock, and under what name: one check per name and process. Undefined (or a method that
+   * resolves undefined): no check.
+   */
+  verifyScope?(): Promise<string | undefined>;
   /** Serialised size of a record in this store, to reject oversized data before sending. */
   recordBytes(record: LockRecord): number;
 }

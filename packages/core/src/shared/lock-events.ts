@@ -49,6 +49,17 @@ export type LockEvent =
    */
   | (LockEventBase & { type: 'unreadable'; error: LockCorruptedError })
   /**
+   * The store's clock is further from this client's than `clock.toleranceMs` allows trusted
+   * clocks to be, as measured when the client first checked the store (s3Store's `verify`);
+   * `offsetMs` bounds the offset (server minus local). `key` is the lock whose acquire ran the check.
+   */
+  | (LockEventBase & {
+      type: 'clockSkew';
+      offsetMs: { low: number; high: number };
+      toleranceMs: number;
+      detail: string;
+    })
+  /**
    * An attempt ended without the lock: `tryAcquire` found it held ('busy'), `acquire` ran out
    * of `waitMs` ('timeout'), or its signal aborted the wait ('aborted').
    */

@@ -21,6 +21,8 @@ export type AwsErrorKind =
   | 'bad-credentials'
   /** Throttled or a concurrent conditional request won: certainly not applied, try again later. */
   | 'throttled'
+  /** 501 NotImplemented: the service lacks a feature the request uses (not applied). */
+  | 'not-implemented'
   /** A server-side failure: the request may have been applied. */
   | 'server-error'
   /** The connection broke or timed out after the request may have been sent. */
@@ -147,6 +149,8 @@ export function classifyAwsError(error: unknown): AwsErrorKind {
   const networkFailed = (code !== undefined && NETWORK_CODES.has(code)) || NETWORK_NAMES.has(name);
   if (status === undefined && networkFailed) return 'network';
   if (/socket hang up|other side closed|premature close/i.test(e.message ?? '')) return 'network';
+  // Before any other 5xx: a 501 says the request was understood and refused, so it was not applied.
+  if (name === 'NotImplemented' || status === 501) return 'not-implemented';
   if (status !== undefined && status >= 500) return 'server-error';
   if (status !== undefined && status >= 400) return 'rejected';
   return 'unknown';

@@ -30,6 +30,7 @@ import {
   s,
 } from './dynamo-item-codec.js';
 import { loadDynamoSdk } from './dynamo-sdk.js';
+import { recordServerDate } from './server-date.js';
 
 export interface DynamoStoreOptions {
   /** Your DynamoDB client (region, credentials, endpoint are yours to configure). */
@@ -146,6 +147,24 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
       // The largest possible record version, so the estimate never falls short later.
       const attributes = { ...keyAttributes(''), ...recordAttributes(record, Number.MAX_SAFE_INTEGER) };
       return attributesBytes(attributes);
+    },
+
+    async serverTime(key) {
+      const { GetItemCommand } = await loadDynamoSdk();
+      const { command, date } = recordServerDate(
+        new GetItemCommand({
+          TableName: table,
+          Key: keyAttributes(key),
+          ProjectionExpression: '#pk',
+          ExpressionAttributeNames: { '#pk': partitionKey },
+        }),
+      );
+      try {
+        await client.send(command);
+      } catch (error) {
+        throw toLockStoreError(error, op('GetItem', key, false));
+      }
+      return date();
     },
 
     async read(key): Promise<VersionedRecord | null> {

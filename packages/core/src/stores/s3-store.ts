@@ -3,13 +3,15 @@ import type { LockRecord, VersionedRecord } from '../contract/lock-record.js';
 import type { ListedKey, ListPage, LockStore, WriteCondition, WriteOutcome } from '../contract/lock-store.js';
 import { decodeRecord, encodeRecord } from '../contract/record-codec.js';
 import { LockConfigError, LockCorruptedError, LockStoreError } from '../shared/errors.js';
-import { checkKeyBytes, checkMaxRecordBytes } from '../shared/validation.js';
+import { checkKeyBytes, checkMaxRecordBytes, describe } from '../shared/validation.js';
 import { earlierAttemptMayHaveLanded, trackAttempts } from './aws-attempts.js';
 import type { S3ClientLike } from './aws-client.js';
+import { customEndpoint } from './aws-endpoint.js';
 import { classifyAwsError } from './aws-error-kind.js';
 import { type AwsOperation, toLockStoreError } from './aws-errors.js';
 import { checkS3Location, S3_KEY_BYTES, type S3Location, s3Operations } from './s3-location.js';
 import { loadS3Sdk } from './s3-sdk.js';
+import { recordServerDate } from './server-date.js';
 
 export interface S3StoreOptions {
   /** Your S3 client (region, credentials, endpoint are yours to configure). */
@@ -20,6 +22,13 @@ export interface S3StoreOptions {
   prefix?: string;
   /** Largest record (JSON document) accepted, in bytes (default 256 KiB). */
   maxRecordBytes?: number;
+  /**
+   * Check the store with `verifyStore` before the first lock a LockClient takes on it (once per
+   * bucket and prefix in a process, about a dozen requests), and refuse to lock on a store that
+   * ignores conditional writes. Default 'auto': when the client's endpoint is not AWS's own
+   * (MinIO, R2, GCS, a local server), never against AWS S3, whose conditional writes are known.
+   */
+  verify?: boolean | 'auto';
 }
 
 const S3_STORE_OPTIONS: Record<keyof S3StoreOptions, true> = {
@@ -27,6 +36,7 @@ const S3_STORE_OPTIONS: Record<keyof S3StoreOptions, true> = {
   bucket: true,
   prefix: true,
   maxRecordBytes: true,
+  verify: true,
 };
 const S3_STORE_OPTION_KEYS = Object.keys(S3_STORE_OPTIONS);
 
@@ -37,7 +47,7 @@ const DEFAULT_MAX_RECORD_BYTES = 256 * 1024;
  * create = PutObject If-None-Match: *, replace = PutObject If-Match, delete = DeleteObject If-Match.
  */
 export function s3Store(options: S3StoreOptions): LockStore {
-  const { client, bucket, prefix, maxRecordBytes } = checkOptions(options);
+  const { client, bucket, prefix, maxRecordBytes, verify } = checkOptions(options);
   const op = s3Operations('s3Store', bucket);
 
   /** 412 and (for If-Match) 404 mean "the condition did not hold"; anything else throws. */
@@ -59,6 +69,28 @@ export function s3Store(options: S3StoreOptions): LockStore {
     },
 
     recordBytes: (record) => Buffer.byteLength(encodeRecord(record), 'utf8'),
+
+    async serverTime(key) {
+      const { HeadObjectCommand } = await loadS3Sdk();
+      const { command, date } = recordServerDate(
+        new HeadObjectCommand({ Bucket: bucket, Key: prefix + key }),
+      );
+      try {
+        await client.send(command);
+      } catch (error) {
+        // A key that is gone still answers, with a Date.
+        if (classifyAwsError(error) !== 'missing-object')
+          throw toLockStoreError(error, op('HeadObject', key, false));
+      }
+      return date();
+    },
+
+    async verifyScope() {
+      if (verify === false) return undefined;
+      const endpoint = await customEndpoint(client);
+      if (endpoint === undefined && verify === 'auto') return undefined;
+      return `s3://${bucket}/${prefix} at ${endpoint ?? 'AWS'}`;
+    },
 
     async read(key): Promise<VersionedRecord | null> {
       const { GetObjectCommand } = await loadS3Sdk();
@@ -162,7 +194,9 @@ function missingEtag(operation: AwsOperation, applied: boolean): LockStoreError 
   );
 }
 
-function checkOptions(options: S3StoreOptions): S3Location & { maxRecordBytes: number } {
+function checkOptions(
+  options: S3StoreOptions,
+): S3Location & { maxRecordBytes: number; verify: boolean | 'auto' } {
   const location = checkS3Location('s3Store', options, S3_STORE_OPTION_KEYS);
   const prefixBytes = Buffer.byteLength(location.prefix, 'utf8');
   if (prefixBytes >= S3_KEY_BYTES) {
@@ -170,6 +204,9 @@ function checkOptions(options: S3StoreOptions): S3Location & { maxRecordBytes: n
       `s3Store \`prefix\` is ${prefixBytes} bytes in UTF-8; S3 object keys, prefix included, are at most ${S3_KEY_BYTES}.`,
     );
   }
-  const { maxRecordBytes = DEFAULT_MAX_RECORD_BYTES } = options;
-  return { ...location, maxRecordBytes: checkMaxRecordBytes('s3Store', maxRecordBytes) };
+  const { maxRecordBytes = DEFAULT_MAX_RECORD_BYTES, verify = 'auto' } = options;
+  if (verify !== true && verify !== false && verify !== 'auto') {
+    throw new LockConfigError(`s3Store \`verify\` must be true, false or 'auto', got ${describe(verify)}.`);
+  }
+  return { ...location, maxRecordBytes: checkMaxRecordBytes('s3Store', maxRecordBytes), verify };
 }

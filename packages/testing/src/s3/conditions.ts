@@ -3,6 +3,7 @@ import type { Bucket, StoredObject } from './bucket-store.js';
 import type { RequestContext } from './context.js';
 import { s3Error } from './errors.js';
 import { header } from './headers.js';
+import type { S3Personality } from './personality.js';
 
 /**
  * Conditional request evaluation.
@@ -165,5 +166,32 @@ function notImplementedHeader(name: string, op: string) {
     extra: {
       Header: name.replace(/(^|-)([a-z])/g, (_m, dash: string, ch: string) => dash + ch.toUpperCase()),
     },
+  });
+}
+
+/**
+ * The conditions of a PutObject or DeleteObject as this personality treats them: ignored ones
+ * dropped, and 501 NotImplemented for one it does not implement.
+ */
+export function conditionsUnder(
+  personality: S3Personality,
+  op: 'PutObject' | 'DeleteObject',
+  conditions: WriteConditions | undefined,
+): WriteConditions | undefined {
+  if (!conditions) return undefined;
+  const ifMatch = op === 'PutObject' ? personality.putIfMatch : personality.deleteIfMatch;
+  const ifNoneMatch = op === 'PutObject' ? personality.putIfNoneMatch : 'honour';
+  if (conditions.ifMatch && ifMatch === 'not-implemented') throw notImplemented('If-Match', op);
+  if (conditions.ifNoneMatch && ifNoneMatch === 'not-implemented') throw notImplemented('If-None-Match', op);
+  const keepMatch = conditions.ifMatch && ifMatch !== 'ignore';
+  const keepNoneMatch = conditions.ifNoneMatch && ifNoneMatch !== 'ignore';
+  if (!keepMatch && !keepNoneMatch) return undefined;
+  return { ...(keepMatch ? { ifMatch: conditions.ifMatch } : {}), ifNoneMatch: Boolean(keepNoneMatch) };
+}
+
+function notImplemented(header: string, op: string) {
+  return s3Error('NotImplemented', {
+    message: `This store does not implement conditional writes (${header} on ${op}).`,
+    extra: { Header: header },
   });
 }

@@ -2,6 +2,7 @@ import type { Bucket, StoredObject } from './bucket-store.js';
 import { checksumHeaders, md5Hex } from './checksums.js';
 import {
   assertNoConflict,
+  conditionsUnder,
   etagMatches,
   evaluateReadConditions,
   evaluateWriteConditions,
@@ -20,7 +21,7 @@ import { defaultMessage, type S3ErrorCode, s3Error } from './errors.js';
 import { header } from './headers.js';
 import { objectProperties } from './object-properties.js';
 import { planPayload, readPayload, requireLength } from './payload.js';
-import { type ConditionHandling, conditionsUnder } from './personality.js';
+import type { ConditionHandling } from './personality.js';
 import { MAX_KEY_BYTES } from './routes.js';
 import { childrenNamed, childText, xmlElement, xmlRoot } from './xml.js';
 

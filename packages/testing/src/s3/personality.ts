@@ -1,6 +1,3 @@
-import type { WriteConditions } from './conditions.js';
-import { s3Error } from './errors.js';
-
 /**
  * What the server does with one conditional header of a write:
  * - 'honour': as AWS S3 does (412 when it does not hold);
@@ -77,31 +74,4 @@ export function resolvePersonality(option: S3PersonalityName | S3Personality | u
     throw new Error('startS3Server(): personality.staleReadsMs must be a finite number >= 0.');
   }
   return option;
-}
-
-/**
- * The conditions of a PutObject or DeleteObject as this personality treats them: ignored ones
- * dropped, and 501 NotImplemented for one it does not implement.
- */
-export function conditionsUnder(
-  personality: S3Personality,
-  op: 'PutObject' | 'DeleteObject',
-  conditions: WriteConditions | undefined,
-): WriteConditions | undefined {
-  if (!conditions) return undefined;
-  const ifMatch = op === 'PutObject' ? personality.putIfMatch : personality.deleteIfMatch;
-  const ifNoneMatch = op === 'PutObject' ? personality.putIfNoneMatch : 'honour';
-  if (conditions.ifMatch && ifMatch === 'not-implemented') throw notImplemented('If-Match', op);
-  if (conditions.ifNoneMatch && ifNoneMatch === 'not-implemented') throw notImplemented('If-None-Match', op);
-  const keepMatch = conditions.ifMatch && ifMatch !== 'ignore';
-  const keepNoneMatch = conditions.ifNoneMatch && ifNoneMatch !== 'ignore';
-  if (!keepMatch && !keepNoneMatch) return undefined;
-  return { ...(keepMatch ? { ifMatch: conditions.ifMatch } : {}), ifNoneMatch: Boolean(keepNoneMatch) };
-}
-
-function notImplemented(header: string, op: string) {
-  return s3Error('NotImplemented', {
-    message: `This store does not implement conditional writes (${header} on ${op}).`,
-    extra: { Header: header },
-  });
 }

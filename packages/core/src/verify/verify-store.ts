@@ -1,0 +1,277 @@
+import { randomUUID } from 'node:crypto';
+import type { LockRecord, VersionedRecord } from '../contract/lock-record.js';
+import type { LockStore, WriteOutcome } from '../contract/lock-store.js';
+import { type ClockMode, type ClockOptions, resolveClock } from '../shared/clock.js';
+import { LockStoreError } from '../shared/errors.js';
+import { readClock } from './clock-offset.js';
+import type { StoreCheck, StoreVerdict } from './store-verdict.js';
+
+/** Keys the probe writes start with this; it removes what it wrote. */
+export const VERIFY_KEY_PREFIX = '__latch-verify__/';
+
+/** How many create-if-absent writes race for one new key. */
+const RACING_CREATES = 5;
+
+export interface VerifyStoreOptions {
+  /** The clock settings the clients use, to judge the measured offset (default: trusted, 0 ms tolerance). */
+  clock?: ClockMode | ClockOptions;
+}
+
+/**
+ * Checks, with a short probe under {@link VERIFY_KEY_PREFIX} that it cleans up, that `store`
+ * does what Latch's locks rely on: exactly one of several racing create-if-absent writes wins, a
+ * replace with a stale version is refused and one with the current version applies, every write
+ * changes the version, a read sees the write before it, a one-request claim (DynamoDB) refuses a
+ * held record; and how far the store's clock is from this one. About a dozen requests.
+ * A store error that is an outage (network, throttling) is thrown, not judged.
+ */
+export async function verifyStore(store: LockStore, options: VerifyStoreOptions = {}): Promise<StoreVerdict> {
+  const clock = resolveClock(options.clock);
+  const key = `${VERIFY_KEY_PREFIX}${randomUUID()}`;
+  store.checkKey(key);
+  const counted = countingStore(store);
+  const probe = new Probe(counted.store, key);
+  const checks = await probe.run();
+  const clockReading = await readClock(counted.store, key, clock).finally(() => probe.cleanUp());
+  return {
+    store: store.kind,
+    safe: checks.every((check) => !check.safety || check.outcome === 'passed' || check.outcome === 'skipped'),
+    checks,
+    clock: clockReading,
+    requests: counted.requests(),
+  };
+}
+
+/** The probe's steps, in order; each later step builds on the records the earlier ones left. */
+class Probe {
+  readonly #checks: StoreCheck[] = [];
+  #current: VersionedRecord | null = null;
+
+  constructor(
+    private readonly store: LockStore,
+    private readonly key: string,
+  ) {}
+
+  async run(): Promise<StoreCheck[]> {
+    const created = await this.createOnce();
+    if (created) {
+      await this.readAfterWrite(created);
+      const replaced = await this.replaceCurrent(created);
+      if (replaced) await this.replaceStale(created);
+      if (replaced) await this.deleteStale(created);
+    } else {
+      for (const name of ['read-after-write', 'replace-current', 'replace-stale', 'delete-stale'])
+        this.skip(name, 'the record could not be created');
+    }
+    await this.claimOnce();
+    return this.#checks;
+  }
+
+  /** Removes what the probe wrote, when it is still there; never throws (the probe's verdict stands). */
+  async cleanUp(): Promise<void> {
+    for (const key of [this.key, `${this.key}/claim`]) {
+      try {
+        const current = await this.store.read(key);
+        if (current) await this.store.delete(key, current.version);
+      } catch {
+        // Left behind: it is under the probe's prefix and holds no lock.
+      }
+    }
+  }
+
+  private async createOnce(): Promise<VersionedRecord | undefined> {
+    const name = 'create-once';
+    const records = Array.from({ length: RACING_CREATES }, () => probeRecord(1));
+    const outcomes = await Promise.allSettled(
+      records.map((record) => this.store.write(this.key, record, { absent: true })),
+    );
+    const refusal = outcomes.find((o) => o.status === 'rejected');
+    if (refusal) {
+      this.refuse(name, refusal.reason, 'a create-if-absent write');
+      return undefined;
+    }
+    const won = outcomes.flatMap((o, i) =>
+      o.status === 'fulfilled' && o.value.ok ? [{ version: o.value.version, record: records[i]! }] : [],
+    );
+    if (won.length !== 1) {
+      this.fail(
+        name,
+        won.length === 0
+          ? `none of ${RACING_CREATES} racing create-if-absent writes on a new key applied.`
+          : `${won.length} of ${RACING_CREATES} racing create-if-absent writes on one new key all applied: the store ignores If-None-Match (or its equivalent), so two clients could both create a lock record and both hold the lock.`,
+      );
+      return undefined;
+    }
+    this.pass(name, `exactly one of ${RACING_CREATES} racing create-if-absent writes applied.`);
+    return won[0];
+  }
+
+  private async readAfterWrite(created: VersionedRecord): Promise<void> {
+    const read = await this.store.read(this.key);
+    if (read?.version === created.version && read.record.writeId === created.record.writeId) {
+      this.pass('read-after-write', 'a read right after a write saw it.');
+      return;
+    }
+    this.fail(
+      'read-after-write',
+      `a read right after a write saw ${read ? 'an older version' : 'no record'}: reads lag behind writes, so a client could judge a lock by a state that is gone. Turn on the store's strongly consistent reads, if it has them.`,
+    );
+  }
+
+  private async replaceCurrent(created: VersionedRecord): Promise<VersionedRecord | undefined> {
+    const record = probeRecord(2);
+    const outcome = await this.attempt('replace-current', () =>
+      this.store.write(this.key, record, { version: created.version }),
+    );
+    if (!outcome) return undefined;
+    if (!outcome.ok) {
+      this.fail('replace-current', 'a replace conditional on the version just written was refused.');
+      return undefined;
+    }
+    this.#current = { version: outcome.version, record };
+    if (outcome.version === created.version) {
+      this.fail(
+        'version-changes',
+        'a write of different content kept the same version (ETag): a stale writer could not be told from the current one.',
+      );
+    } else {
+      this.pass('version-changes', 'each write produced a new version.');
+    }
+    this.pass('replace-current', 'a replace conditional on the current version applied.');
+    return this.#current;
+  }
+
+  private async replaceStale(created: VersionedRecord): Promise<void> {
+    const outcome = await this.attempt('replace-stale', () =>
+      this.store.write(this.key, probeRecord(3), { version: created.version }),
+    );
+    if (!outcome) return;
+    if (outcome.ok) {
+      this.fail(
+        'replace-stale',
+        'a replace conditional on a version that was no longer current applied: the store ignores If-Match (or its equivalent), so a client whose lease was taken over could overwrite the new holder.',
+      );
+      return;
+    }
+    this.pass('replace-stale', 'a replace conditional on a stale version was refused.');
+  }
+
+  /** Latch never deletes a lock record, so this one is told but does not make the store unsafe. */
+  private async deleteStale(created: VersionedRecord): Promise<void> {
+    const outcome = await this.attempt(
+      'delete-stale',
+      () => this.store.delete(this.key, created.version),
+      false,
+    );
+    if (!outcome) return;
+    if (outcome.ok) {
+      this.fail(
+        'delete-stale',
+        'a delete conditional on a stale version removed the record: the store ignores If-Match on delete. Latch does not delete lock records, so its locks are not affected.',
+        false,
+      );
+      return;
+    }
+    this.pass('delete-stale', 'a delete conditional on a stale version was refused.', false);
+  }
+
+  /** DynamoDB's one-request claim: it must apply on a free key and be refused on a held one. */
+  private async claimOnce(): Promise<void> {
+    const claim = this.store.claim?.bind(this.store);
+    if (!claim) {
+      this.skip('claim-once', 'the store has no one-request claim.');
+      return;
+    }
+    const key = `${this.key}/claim`;
+    const now = Date.now();
+    const held = (lockId: string): LockRecord => ({
+      ...probeRecord(0),
+      holder: {
+        owner: 'latch-verify',
+        lockId,
+        acquiredAt: now,
+        renewedAt: now,
+        leaseMs: 60_000,
+        expiresAt: now + 60_000,
+      },
+    });
+    try {
+      const first = await claim(key, { record: held('first'), expiredBefore: now });
+      const second = await claim(key, { record: held('second'), expiredBefore: now });
+      if (!first.ok) this.fail('claim-once', 'a one-request claim of a new key was refused.');
+      else if (second.ok)
+        this.fail(
+          'claim-once',
+          "a one-request claim of a key whose holder's lease had not ended applied: two clients could hold the lock.",
+        );
+      else this.pass('claim-once', 'a one-request claim applied on a new key and was refused on a held one.');
+    } catch (error) {
+      this.refuse('claim-once', error, 'a one-request claim');
+    }
+  }
+
+  /** Runs one request of a check; a refusal is recorded (undefined), an outage thrown. */
+  private async attempt(
+    name: string,
+    request: () => Promise<WriteOutcome>,
+    safety = true,
+  ): Promise<WriteOutcome | undefined> {
+    try {
+      return await request();
+    } catch (error) {
+      this.refuse(name, error, 'the request', safety);
+      return undefined;
+    }
+  }
+
+  private refuse(name: string, error: unknown, what: string, safety = true): void {
+    // An outage says nothing about the store's semantics: the caller hears it as it is.
+    if (!(error instanceof LockStoreError) || !error.isConfigurationError) throw error;
+    this.#checks.push({
+      name,
+      outcome: 'refused',
+      safety,
+      detail: `the store refused ${what}: ${error.message}`,
+    });
+  }
+
+  private pass(name: string, detail: string, safety = true): void {
+    this.#checks.push({ name, outcome: 'passed', safety, detail });
+  }
+
+  private fail(name: string, detail: string, safety = true): void {
+    this.#checks.push({ name, outcome: 'failed', safety, detail });
+  }
+
+  private skip(name: string, detail: string): void {
+    this.#checks.push({ name, outcome: 'skipped', safety: true, detail });
+  }
+}
+
+/** A free record of the probe's own: a fresh write id makes each write's content, and so its version, new. */
+function probeRecord(token: number): LockRecord {
+  return { token, holder: null, writeId: randomUUID() };
+}
+
+/** The store, counting the requests sent through it. */
+function countingStore(store: LockStore): { store: LockStore; requests(): number } {
+  let requests = 0;
+  const count =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    (...args: A) => {
+      requests++;
+      return call(...args);
+    };
+  const counted: LockStore = {
+    kind: store.kind,
+    maxRecordBytes: store.maxRecordBytes,
+    checkKey: (key) => store.checkKey(key),
+    recordBytes: (record) => store.recordBytes(record),
+    read: count((key) => store.read(key)),
+    write: count((key, record, condition) => store.write(key, record, condition)),
+    delete: count((key, version) => store.delete(key, version)),
+    ...(store.claim ? { claim: count((key, request) => store.claim!(key, request)) } : {}),
+    ...(store.serverTime ? { serverTime: count((key) => store.serverTime!(key)) } : {}),
+  };
+  return { store: counted, requests: () => requests };
+}
