@@ -10,6 +10,8 @@ export const ExitCode = {
   usage: 2,
   /** The lock stayed held by someone else for the whole --wait. */
   notAcquired: 3,
+  /** `doctor`: the store failed a check locks rely on (do not lock there). */
+  unsafeStore: 3,
   /** The store could not be used: unreachable, missing bucket or table, access denied, unreadable record. */
   storeError: 4,
   /** The lock was lost while held (`run`), or the handle no longer holds it (`release`). */

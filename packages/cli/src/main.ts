@@ -2,6 +2,7 @@ import { isatty } from 'node:tty';
 import type { Env } from './aws-settings.js';
 import type { CliContext, Command } from './cli-context.js';
 import { acquireCommand } from './commands/acquire.js';
+import { doctorCommand } from './commands/doctor.js';
 import { forceReleaseCommand } from './commands/force-release.js';
 import { lsCommand } from './commands/ls.js';
 import { releaseCommand } from './commands/release.js';
@@ -20,6 +21,7 @@ const COMMANDS: readonly Command[] = [
   lsCommand,
   watchCommand,
   forceReleaseCommand,
+  doctorCommand,
 ];
 
 const HELP = `Usage: latch <command> [options]

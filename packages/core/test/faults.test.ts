@@ -26,8 +26,12 @@ describe('S3 faults', () => {
     sdks.push(made);
     return made;
   };
+  // verify: false — these faults target the lock's own requests, not the store's check on first use.
   const client = (s3 = sdk(), bucket = 'locks') =>
-    new LockClient({ store: s3Store({ client: s3, bucket }), retry: { baseMs: 5, maxMs: 50 } });
+    new LockClient({
+      store: s3Store({ client: s3, bucket, verify: false }),
+      retry: { baseMs: 5, maxMs: 50 },
+    });
 
   beforeAll(async () => {
     server = await startS3Server({ bucket: 'locks' });
@@ -84,7 +88,7 @@ describe('S3 faults', () => {
   test('renewal survives a burst of 500 errors shorter than the lease', async () => {
     const key = freshKey();
     const a = new LockClient({
-      store: s3Store({ client: sdk(1), bucket: 'locks' }),
+      store: s3Store({ client: sdk(1), bucket: 'locks', verify: false }),
       leaseMs: 1500,
       heartbeatMs: 200,
     });

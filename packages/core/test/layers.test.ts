@@ -11,9 +11,9 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   protocol: ['protocol'],
   shared: ['shared'],
   contract: ['contract', 'shared'],
-  engine: ['engine', 'protocol', 'contract', 'shared'],
+  engine: ['engine', 'protocol', 'verify', 'contract', 'shared'],
   waiting: ['waiting', 'engine', 'contract', 'shared'],
-  client: ['client', 'waiting', 'telemetry', 'verify', 'engine', 'contract', 'shared'],
+  client: ['client', 'waiting', 'telemetry', 'engine', 'contract', 'shared'],
   // verifyStore: probes a store through its contract, before a client trusts it.
   verify: ['verify', 'contract', 'shared'],
   // OpenTelemetry spans and metrics: fed by the client's events and a store decorator.

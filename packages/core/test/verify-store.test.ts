@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   LockClient,
   type LockEvent,
+  LockStoreError,
   LockStoreUnsafeError,
   memoryStore,
   type StoreVerdict,
@@ -59,7 +60,7 @@ describe('verifyStore', () => {
     });
     // The probe's requests, cleanup included, as the verdict counts them and as they went out.
     expect(verdict.requests).toBe(counter.count);
-    expect(verdict.requests).toBe(13);
+    expect(verdict.requests).toBe(14);
     server.resetRequestLog();
     expect(await store.read(`${VERIFY_KEY_PREFIX}anything`)).toBeNull();
     const left = await store.list!(VERIFY_KEY_PREFIX);
@@ -143,7 +144,7 @@ describe('a LockClient checks a store that is not AWS S3 before its first lock',
     const first = new LockClient({ store, leaseMs: 5_000, onEvent: (e) => events.push(e) });
     const lock = await first.acquire('invoices');
     const probe = counter.count - 1; // the acquire's own write
-    expect(probe).toBe(13);
+    expect(probe).toBe(14);
     await lock.release();
     const second = new LockClient({ store, leaseMs: 5_000 });
     server.resetRequestLog();
@@ -153,6 +154,24 @@ describe('a LockClient checks a store that is not AWS S3 before its first lock',
     expect(server.requestLog.every((entry) => entry.key === 'locks/invoices')).toBe(true);
     expect(events.some((e) => e.type === 'clockSkew')).toBe(false);
     await Promise.all([first.close(), second.close()]);
+  });
+
+  it('a missing bucket fails the first acquire with the clear store error after one request, and is not remembered', async () => {
+    const { server } = await storeLike();
+    const s3 = new S3Client(server.clientConfig());
+    clients.push(s3);
+    const client = new LockClient({ store: s3Store({ client: s3, bucket: 'no-such-bucket' }) });
+    server.resetRequestLog();
+    const error = await client.acquire('invoices', { waitMs: 60_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect(error).not.toBeInstanceOf(LockStoreUnsafeError);
+    expect((error as LockStoreError).retryable).toBe(false);
+    expect((error as Error).message).toMatch(/before the first lock.*no-such-bucket/);
+    expect(server.requestLog.length).toBe(1);
+    // Not a verdict: the next acquire checks again.
+    await client.tryAcquire('invoices').catch(() => null);
+    expect(server.requestLog.length).toBe(2);
+    await client.close();
   });
 
   it('reports a clock beyond the trusted tolerance as an event, and still locks', async () => {

@@ -1,9 +1,10 @@
 import type { LockStore } from '../contract/lock-store.js';
 import { LeaseProtocol } from '../engine/cas/lease-protocol.js';
+import { StoreCheck } from '../engine/cas/store-check.js';
 import { engineFactoryOf, type LeaseEngine } from '../engine/lease-engine.js';
 import { CLOCK_OPTION_KEYS, resolveClock } from '../shared/clock.js';
 import { LockConfigError } from '../shared/errors.js';
-import { type LockEventListener, reportEvent } from '../shared/lock-events.js';
+import { type LockEventListener, type LockEventReport, reportEvent } from '../shared/lock-events.js';
 import { checkOptionKeys } from '../shared/option-keys.js';
 import { defaultOwnerId } from '../shared/owner-id.js';
 import { RETRY_OPTION_KEYS, resolveRetry } from '../shared/retry.js';
@@ -21,8 +22,6 @@ import {
 /** A LockClient's parts, made from its options once they are checked. */
 export interface ClientSetup {
   engine: LeaseEngine;
-  /** The LockStore the engine runs on; undefined for a strategy store, which brings its own engine. */
-  store: LockStore | undefined;
   owner: string;
   settings: ResolvedClientSettings;
   onEvent: LockEventListener | undefined;
@@ -34,7 +33,10 @@ export interface ClientSetup {
  * Checks a LockClient's options (before any request is sent) and builds its lease engine: the
  * compare-and-swap protocol over a LockStore, or the engine a strategy store brings.
  */
-export function setUpClient(options: LockClientOptions): ClientSetup {
+export function setUpClient(
+  options: LockClientOptions,
+  report: (event: LockEventReport) => void,
+): ClientSetup {
   if (typeof options !== 'object' || options === null) {
     throw new LockConfigError('new LockClient(options) needs an options object with a store.');
   }
@@ -90,13 +92,14 @@ export function setUpClient(options: LockClientOptions): ClientSetup {
   // Store requests are counted on a LockStore; a strategy store's engine makes its own.
   const protocolStore =
     telemetry && !createEngine ? instrumentStore(store as LockStore, telemetry) : (store as LockStore);
+  // The check on first use (s3Store's `verify`) probes the store itself, uncounted by telemetry.
+  const storeCheck = createEngine ? undefined : new StoreCheck(store as LockStore, options.clock, report);
   const engine = createEngine
     ? createEngine(environment)
-    : new LeaseProtocol(protocolStore, environment.clock, environment.retry, owner);
+    : new LeaseProtocol(protocolStore, environment.clock, environment.retry, owner, storeCheck);
   engine.checkLeaseMs(leaseMs);
   return {
     engine,
-    store: createEngine ? undefined : (store as LockStore),
     owner,
     settings,
     onEvent: bothListeners(options.onEvent, telemetry?.onEvent),

@@ -73,7 +73,6 @@ import {
   type TryAcquireOptions,
 } from './lock-options.js';
 import { acquireAllKeys, type LockSet, orderedKeys, type SetAcquirer } from './lock-set.js';
-import { StoreCheck } from './store-check.js';
 
 /**
  * The entry point: acquire, tryAcquire, withLock, inspect, release/resume by handle,
@@ -91,8 +90,6 @@ export class LockClient implements LockHost {
   private readonly queueHost: QueueHost<Lock<unknown>, LockSettings>;
   private readonly onEvent: LockEventListener | undefined;
   private readonly telemetry: LockTelemetry | undefined;
-  /** The check of the store before the first lock (s3Store's `verify`); undefined for a strategy store. */
-  private readonly storeCheck: StoreCheck | undefined;
   /** Store work this client started and nobody awaits any more (pollers, late releases): close() waits for it. */
   private readonly inFlight = new Set<Promise<unknown>>();
   /** This client's forceReleases on their way, and its requests that may win a key meanwhile. */
@@ -113,14 +110,12 @@ export class LockClient implements LockHost {
   }
 
   constructor(options: LockClientOptions) {
-    const setup = setUpClient(options);
+    const setup = setUpClient(options, (event) => this.report(event));
     this.engine = setup.engine;
     this.owner = setup.owner;
     this.settings = setup.settings;
     this.onEvent = setup.onEvent;
     this.telemetry = setup.telemetry;
-    this.storeCheck =
-      setup.store && new StoreCheck(setup.store, options.clock, (event) => this.report(event));
     this.queueHost = this.makeQueueHost();
   }
 
@@ -169,17 +164,12 @@ export class LockClient implements LockHost {
     });
   }
 
-  /**
-   * Runs one acquire call, after the store's check on first use, recording its span and metrics
-   * when telemetry is on.
-   */
+  /** Runs one acquire call, recording its span and metrics when telemetry is on. */
   private recordAttempt<L extends Lock<unknown> | null>(
     key: string,
     request: AcquireRequest,
-    runAttempt: () => Promise<L>,
+    run: () => Promise<L>,
   ): Promise<L> {
-    const checked = this.storeCheck;
-    const run = checked ? () => checked.ensure(key).then(runAttempt) : runAttempt;
     const attempt = this.telemetry?.attempt(key, request.attributes, request.contender.terms.limit ?? 1);
     if (!attempt) return run();
     return run().then(

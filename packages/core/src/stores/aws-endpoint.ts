@@ -7,12 +7,20 @@ const AWS_HOST = /(^|\.)amazonaws\.com(\.cn)?$|(^|\.)api\.aws$/;
  * SDK then resolves AWS's from the region) or when it names an AWS host.
  */
 export async function customEndpoint(client: unknown): Promise<string | undefined> {
-  const configured = (client as { config?: { endpoint?: unknown } } | undefined)?.config?.endpoint;
-  if (configured === undefined) return undefined;
-  const endpoint = typeof configured === 'function' ? await (configured as () => unknown)() : configured;
+  const config = (client as { config?: Record<string, unknown> } | undefined)?.config ?? {};
+  // Given to the client, or (AWS_ENDPOINT_URL, a profile's endpoint_url) found by the SDK itself.
+  let endpoint = await settingValue(config.endpoint);
+  if (endpoint === undefined && config.ignoreConfiguredEndpointUrls !== true) {
+    endpoint = await settingValue(config.serviceConfiguredEndpoint).catch(() => undefined);
+  }
+  if (endpoint === undefined) return undefined;
   const url = urlOf(endpoint);
   if (url === undefined) return 'an endpoint of its own';
   return AWS_HOST.test(url.hostname) ? undefined : url.origin;
+}
+
+async function settingValue(setting: unknown): Promise<unknown> {
+  return typeof setting === 'function' ? await (setting as () => unknown)() : setting;
 }
 
 function urlOf(endpoint: unknown): URL | undefined {

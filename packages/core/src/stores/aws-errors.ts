@@ -152,7 +152,7 @@ export function toLockStoreError(error: unknown, op: AwsOperation): LockStoreErr
         `${what} was refused: ${serviceName(op)} at this endpoint does not implement a feature the request uses (501 NotImplemented; S3-compatible stores without conditional writes answer so). Latch cannot lock safely there: use a store with conditional writes (or s3ListStore), and run \`latch doctor\` to see what the store supports. (${detail})`,
         false,
         false,
-        'LOCK_STORE_CONFIG',
+        'LOCK_STORE_UNSUPPORTED',
         'misconfigured',
       );
     case 'server-error':

@@ -9,6 +9,9 @@ import type { StoreCheck, StoreVerdict } from './store-verdict.js';
 /** Keys the probe writes start with this; it removes what it wrote. */
 export const VERIFY_KEY_PREFIX = '__latch-verify__/';
 
+/** The code of a store error that says the store lacks a feature the request uses (a 501). */
+const UNSUPPORTED = 'LOCK_STORE_UNSUPPORTED';
+
 /** How many create-if-absent writes race for one new key. */
 const RACING_CREATES = 5;
 
@@ -53,6 +56,9 @@ class Probe {
   ) {}
 
   async run(): Promise<StoreCheck[]> {
+    // One read first: a store that cannot be reached (or has no such bucket or table) fails here,
+    // after one request, with the error a lock's first request would meet.
+    await this.store.read(this.key);
     const created = await this.createOnce();
     if (created) {
       await this.readAfterWrite(created);
@@ -85,11 +91,17 @@ class Probe {
     const outcomes = await Promise.allSettled(
       records.map((record) => this.store.write(this.key, record, { absent: true })),
     );
-    const refusal = outcomes.find((o) => o.status === 'rejected');
-    if (refusal) {
-      this.refuse(name, refusal.reason, 'a create-if-absent write');
+    const errors = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as unknown] : []));
+    const unsupported = errors.find((error) => error instanceof LockStoreError && error.code === UNSUPPORTED);
+    if (unsupported) {
+      this.refuse(name, unsupported, 'a create-if-absent write');
       return undefined;
     }
+    // S3 may answer 409 to writes that overlap (a retryable error, not applied): they lost the race.
+    const lost = (error: unknown) =>
+      error instanceof LockStoreError && error.retryable && !error.maybeApplied;
+    const other = errors.find((error) => !lost(error));
+    if (other !== undefined || errors.length === outcomes.length) throw other ?? errors[0];
     const won = outcomes.flatMap((o, i) =>
       o.status === 'fulfilled' && o.value.ok ? [{ version: o.value.version, record: records[i]! }] : [],
     );
@@ -225,8 +237,9 @@ class Probe {
   }
 
   private refuse(name: string, error: unknown, what: string, safety = true): void {
-    // An outage says nothing about the store's semantics: the caller hears it as it is.
-    if (!(error instanceof LockStoreError) || !error.isConfigurationError) throw error;
+    // Only a store that says it lacks the feature is judged; an outage, a missing bucket or
+    // denied access says nothing about its semantics: the caller hears it as it is.
+    if (!(error instanceof LockStoreError) || error.code !== UNSUPPORTED) throw error;
     this.#checks.push({
       name,
       outcome: 'refused',

@@ -10,8 +10,12 @@ test('a claim that lands after its lease is not handed out: acquire waits and ta
   timeout: 20_000,
 }, async () => {
   await using server = await startS3Server({ bucket: 'late' });
+  // verify: false — the faults are for the lock's claim, not the store's check on first use.
   const s3 = new S3Client(server.clientConfig());
-  const locks = new LockClient({ store: s3Store({ client: s3, bucket: 'late' }), leaseMs: 1000 });
+  const locks = new LockClient({
+    store: s3Store({ client: s3, bucket: 'late', verify: false }),
+    leaseMs: 1000,
+  });
   const slowPut = server.faults.latency({ op: 'PutObject', times: 1 }, 1300);
   const lock = await locks.acquire('late/slow-claim', { waitMs: 5000 });
   expect(slowPut.hits).toBe(1);
@@ -31,7 +35,10 @@ test('a tryAcquire whose claim lands after its lease returns null, and the next 
 }, async () => {
   await using server = await startS3Server({ bucket: 'late' });
   const s3 = new S3Client(server.clientConfig());
-  const locks = new LockClient({ store: s3Store({ client: s3, bucket: 'late' }), leaseMs: 1000 });
+  const locks = new LockClient({
+    store: s3Store({ client: s3, bucket: 'late', verify: false }),
+    leaseMs: 1000,
+  });
   server.faults.latency({ op: 'PutObject', times: 1 }, 1300);
   expect(await locks.tryAcquire('late/try')).toBeNull();
   await new Promise((r) => setTimeout(r, 1100)); // the unused lease runs out

@@ -32,7 +32,8 @@ function storeAt(backend: Backend, endpoint: string, config: Record<string, unkn
   if (backend === 's3') {
     const sdk = new S3Client({ endpoint, region: 'us-east-1', credentials, forcePathStyle: true, ...config });
     sdks.push(sdk);
-    return s3Store({ client: sdk, bucket: 'locks' });
+    // verify: false — these are the lock's own requests and their README lines, not the check on first use.
+    return s3Store({ client: sdk, bucket: 'locks', verify: false });
   }
   const sdk = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials, ...config });
   sdks.push(sdk);

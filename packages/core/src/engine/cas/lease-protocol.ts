@@ -32,6 +32,7 @@ import { claimSlot, slotLease } from './slot-claim.js';
 import { liveSlots, msUntilSlotFree, type SlotParts, SlotSightings } from './slot-claimable.js';
 import { checkSameLimit, holdersOf, isSemaphore, limitOf, semaphoreRecord, slotOf } from './slot-records.js';
 import { writeOwnSlot } from './slot-write.js';
+import type { StoreCheck } from './store-check.js';
 import { storedExpiry } from './stored-expiry.js';
 
 /**
@@ -51,6 +52,8 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
     readonly clock: ResolvedClock,
     readonly retry: RetryPolicy,
     readonly owner: string,
+    /** The check of the store before the first claim (s3Store's `verify`), when the client runs one. */
+    private readonly storeCheck?: StoreCheck,
   ) {
     this.kind = store.kind;
   }
@@ -204,6 +207,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
 
   /** One acquisition attempt: at most a few requests, never waits. */
   async claim(key: string, contender: Contender, signal?: AbortSignal): Promise<ClaimResult> {
+    if (this.storeCheck && !this.storeCheck.passed) await this.storeCheck.ensure(key);
     if ((contender.terms.limit ?? 1) > 1) return claimSlot(this, key, contender, signal);
     // The one-request claim's condition is a state, not a version: a request of it that lands
     // late may still apply much later. Fail-closed locks never expire, so they claim by version.
