@@ -3,6 +3,9 @@
 set -euo pipefail
 export LATCH_STORE=s3://my-ci-locks/locks
 
+# Once, before the pipeline's first lock: does the store honour what locks rely on? (exit 3: no)
+latch doctor
+
 # Wrap one command: wait for the lock, run, release, pass the exit code on.
 latch run --name deploy/production --lease 10m -- ./deploy.sh production
 

@@ -135,7 +135,7 @@ const USAGE_MISTAKES = [
     what: 'an unknown command',
     args: ['lock', '--name', 'x'],
     code: 2,
-    line: 'latch: unknown command "lock"; commands are run, acquire, release, status, ls, watch, force-release. See \'latch --help\'.',
+    line: 'latch: unknown command "lock"; commands are run, acquire, release, status, ls, watch, force-release, doctor. See \'latch --help\'.',
   },
   {
     what: 'force-release without a key',

@@ -11,6 +11,7 @@ import { quickStart } from '../examples/quick-start.js';
 import { deployOnce } from '../examples/s3-deploy-lock.js';
 import { migrateOnce } from '../examples/s3-list-lock.js';
 import { transfer } from '../examples/transfer.js';
+import { checkLockStore } from '../examples/verify-store.js';
 import { dynamoStore, ensureLockTable, LockClient, LockTimeoutError, memoryStore } from '../src/index.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -28,6 +29,7 @@ describe('README examples', () => {
     'export-limit.ts',
     'transfer.ts',
     'lambda.ts',
+    'verify-store.ts',
   ])('README shows %s exactly as tested', (name) => {
     expect(readme).toContain(example(name));
   });
@@ -66,6 +68,17 @@ describe('README examples', () => {
       expect.stringMatching(/^deployed v\d as deploy #2$/),
     ]);
     s3.destroy();
+  });
+
+  test('verifyStore on a store that behaves, and on one that ignores If-None-Match', async () => {
+    await using good = await startS3Server({ bucket: 'checked' });
+    await using bad = await startS3Server({ bucket: 'checked', personality: 'ignores-if-none-match-on-put' });
+    const goodSdk = new S3Client(good.clientConfig());
+    const badSdk = new S3Client(bad.clientConfig());
+    expect(await checkLockStore(goodSdk, 'checked')).toBe('safe to lock on (14 requests)');
+    expect(await checkLockStore(badSdk, 'checked')).toMatch(/^do not lock here:\nfailed {2}create-once: /);
+    goodSdk.destroy();
+    badSdk.destroy();
   });
 
   test('S3 list strategy on a store without conditional writes', async () => {

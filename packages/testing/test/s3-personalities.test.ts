@@ -69,6 +69,15 @@ describe('S3 server personalities', () => {
     await expectS3Error(s3.put('k', 'two', { IfNoneMatch: '*' }), 'PreconditionFailed', 412);
   });
 
+  it('clockOffsetMs: every answer states the server clock that far off', async () => {
+    const server = await startS3Server({ bucket: Bucket, personality: { clockOffsetMs: 3_600_000 } });
+    running = { server, client: s3Client(server) };
+    const answer = await fetch(`${server.endpoint}/${Bucket}/nothing`);
+    const stated = Date.parse(answer.headers.get('date') ?? '');
+    expect(stated - Date.now()).toBeGreaterThan(3_590_000);
+    expect(stated - Date.now()).toBeLessThan(3_610_000);
+  });
+
   it('refuses an unknown personality by name, listing the known ones', async () => {
     await expect(startS3Server({ personality: 'garage' as S3PersonalityName })).rejects.toThrow(
       /unknown personality "garage".*ignores-if-none-match-on-put/,

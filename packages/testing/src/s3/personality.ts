@@ -23,6 +23,11 @@ export interface S3Personality {
    * applied at once; reads lag behind them). Default 0: reads see every write that was answered.
    */
   readonly staleReadsMs?: number;
+  /**
+   * The server's clock runs this many milliseconds ahead of the machine's (behind when negative),
+   * as the HTTP `Date` of every answer shows. Default 0.
+   */
+  readonly clockOffsetMs?: number;
 }
 
 /**
@@ -68,6 +73,10 @@ export function resolvePersonality(option: S3PersonalityName | S3Personality | u
     if (value !== undefined && !handlings.includes(value)) {
       throw new Error(`startS3Server(): personality.${field} must be one of ${handlings.join(', ')}.`);
     }
+  }
+  const offset = option.clockOffsetMs;
+  if (offset !== undefined && !Number.isFinite(offset)) {
+    throw new Error('startS3Server(): personality.clockOffsetMs must be a finite number.');
   }
   const stale = option.staleReadsMs;
   if (stale !== undefined && !(Number.isFinite(stale) && stale >= 0)) {

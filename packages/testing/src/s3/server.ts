@@ -187,6 +187,9 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   const stopping = new AbortController();
 
   const server = createServer((req, res) => {
+    // Node adds a Date of its own unless one is set: a server whose clock is off states its own.
+    if (personality.clockOffsetMs)
+      res.setHeader('date', new Date(Date.now() + personality.clockOffsetMs).toUTCString());
     const state = { store, config, accessKeys, faults, requestLog, signal: stopping.signal };
     handleRequest(state, req, res).catch(() => {
       // handleRequest answers every failure itself; this only guards against a rejection escaping.
