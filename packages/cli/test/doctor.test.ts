@@ -99,9 +99,20 @@ describe('latch doctor against S3 stores', () => {
       envFor(server.endpoint),
     );
     expect(twice.code).toBe(2);
-    const list = await runCli(['doctor', 's3+list://ci-locks/a'], envFor(server.endpoint));
-    expect(list.code).toBe(2);
+    const nonsense = await runCli(['doctor', 'ftp://ci-locks/a'], envFor(server.endpoint));
+    expect(nonsense.code).toBe(2);
     expect(server.requestLog.length).toBe(0);
+  });
+
+  test('s3+list:// on a store without conditional writes: its listings are checked, exit 0', async () => {
+    const server = await startS3Server({ bucket: 'ci-locks', conditionalWrites: false });
+    servers.push(server);
+    const result = await runCli(
+      ['doctor', 's3+list://ci-locks/pipelines', '--json'],
+      envFor(server.endpoint),
+    );
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ store: 's3-list', safe: true, requests: 13 });
   });
 });
 

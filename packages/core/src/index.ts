@@ -13,6 +13,7 @@ export type {
   TryAcquireOptions,
 } from './client/lock-options.js';
 export { LockSet } from './client/lock-set.js';
+export { verifyStore } from './client/verify-store.js';
 export type { LockStore } from './contract/lock-store.js';
 export type { LeaseStrategy } from './engine/lease-engine.js';
 export type { ClockMode, ClockOptions, TimeSource } from './shared/clock.js';
@@ -55,4 +56,4 @@ export {
   type StoreCheckOutcome,
   type StoreVerdict,
 } from './verify/store-verdict.js';
-export { VERIFY_KEY_PREFIX, type VerifyStoreOptions, verifyStore } from './verify/verify-store.js';
+export { VERIFY_KEY_PREFIX, type VerifyStoreOptions } from './verify/verify-store.js';

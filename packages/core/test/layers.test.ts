@@ -13,13 +13,13 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   contract: ['contract', 'shared'],
   engine: ['engine', 'protocol', 'verify', 'contract', 'shared'],
   waiting: ['waiting', 'engine', 'contract', 'shared'],
-  client: ['client', 'waiting', 'telemetry', 'engine', 'contract', 'shared'],
+  client: ['client', 'waiting', 'telemetry', 'engine', 'verify', 'contract', 'shared'],
   // verifyStore: probes a store through its contract, before a client trusts it.
   verify: ['verify', 'contract', 'shared'],
   // OpenTelemetry spans and metrics: fed by the client's events and a store decorator.
   telemetry: ['telemetry', 'contract', 'shared'],
   // Backend adapters implement the store contract; the list strategy's store builds its engine.
-  stores: ['stores', 'engine', 'contract', 'shared'],
+  stores: ['stores', 'engine', 'verify', 'contract', 'shared'],
   http: ['http', 'shared'],
 };
 

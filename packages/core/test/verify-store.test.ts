@@ -3,11 +3,13 @@ import { type S3PersonalityName, type S3Server, startS3Server } from '@latch/tes
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   LockClient,
+  LockConfigError,
   type LockEvent,
   LockStoreError,
   LockStoreUnsafeError,
   memoryStore,
   type StoreVerdict,
+  s3ListStore,
   s3Store,
   VERIFY_KEY_PREFIX,
   verifyStore,
@@ -81,6 +83,38 @@ describe('verifyStore', () => {
     expect(verdict.safe).toBe(safe);
     const failing = verdict.checks.filter((c) => c.outcome !== 'passed' && c.outcome !== 'skipped');
     expect(failing.map((c) => c.name)).toEqual([check]);
+  });
+
+  it('s3ListStore: checks its listings instead (order, after a write, after a delete) and a read', async () => {
+    const plain = await startS3Server({ bucket: BUCKET, conditionalWrites: false });
+    servers.push(plain);
+    const s3 = new S3Client(plain.clientConfig());
+    clients.push(s3);
+    const verdict = await verifyStore(s3ListStore({ client: s3, bucket: BUCKET, prefix: 'locks/' }));
+    expect(verdict).toMatchObject({ store: 's3-list', safe: true, requests: 13 });
+    expect(outcomes(verdict)).toEqual({
+      'list-after-write': 'passed',
+      'list-order': 'passed',
+      'read-after-write': 'passed',
+      'list-after-delete': 'passed',
+    });
+    expect(
+      plain.requestLog.every(
+        (entry) => entry.key === undefined || entry.key.startsWith(`locks/${VERIFY_KEY_PREFIX}`),
+      ),
+    ).toBe(true);
+    const stale = await startS3Server({ bucket: BUCKET, personality: 'eventually-consistent' });
+    servers.push(stale);
+    const staleSdk = new S3Client(stale.clientConfig());
+    clients.push(staleSdk);
+    const staleVerdict = await verifyStore(s3ListStore({ client: staleSdk, bucket: BUCKET }));
+    expect(staleVerdict.safe).toBe(false);
+    expect(outcomes(staleVerdict)['read-after-write']).toBe('failed');
+  });
+
+  it('refuses what is not a store, and an unknown option, before any request', () => {
+    expect(() => verifyStore({} as never)).toThrow(LockConfigError);
+    expect(() => verifyStore(memoryStore(), { clok: 'trusted' } as never)).toThrow(/did you mean clock/);
   });
 
   it('passes the memory store, which states no clock', async () => {

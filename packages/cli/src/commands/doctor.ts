@@ -1,4 +1,4 @@
-import type { LockStore, StoreVerdict } from '@latch/core';
+import type { StoreVerdict } from '@latch/core';
 import { describeVerdict, verifyStore } from '@latch/core';
 import type { Command } from '../cli-context.js';
 import { parseDuration } from '../duration.js';
@@ -15,12 +15,14 @@ Checks that a store does what Latch's locks rely on, with a short probe under th
 wins; a replace with a stale version is refused and one with the current version applies; every
 write changes the version; a read sees the write before it; for DynamoDB, the one-request claim
 refuses a held lock; and (told, not needed for locks) a delete with a stale version is refused.
-It also compares this machine's clock with the store's (the HTTP Date of its answer). Run it
+It also compares this machine's clock with the store's (the HTTP Date of its answer). For
+s3+list:// it checks the listings instead: in key order, and current right after an upload and
+a delete. Run it
 once before a pipeline's first lock on a store that is not AWS's own (MinIO, R2, Ceph, GCS...).
 
 Options:
-  --store <url>          s3://bucket/prefix or dynamodb://table (default: the argument, then
-                         $LATCH_STORE)
+  --store <url>          s3://bucket/prefix, s3+list://bucket/prefix or dynamodb://table
+                         (default: the argument, then $LATCH_STORE)
   --tolerance <duration> How far apart clocks may be, as your clients' clock.toleranceMs
                          (default 0s: Latch's default)
   --untrusted-clock      Your clients use clock: 'untrusted' (the clock offset is then told only)
@@ -29,7 +31,7 @@ Options:
                          "mode","toleranceMs","beyondTolerance","detail"} or null,"requests"}
   -h, --help             Show this help
 
-Requests: about a dozen (13 on S3, 17 on DynamoDB), once.
+Requests: 14 on s3://, 17 on dynamodb://, 13 on s3+list://, once.
 
 Exit codes: 0 safe (a clock warning included), 2 bad usage, 3 unsafe (a check failed or was
 refused: do not lock on this store), 4 unreachable (or missing bucket or table, access denied).`;
@@ -60,18 +62,13 @@ export const doctorCommand: Command = {
       ctx.env,
       ', e.g. latch doctor s3://my-bucket/locks.',
     );
-    if (url.kind === 's3+list') {
-      throw new UsageError(
-        'doctor checks conditional-write stores (s3:// and dynamodb://); the list strategy of s3+list:// is not probed yet.',
-      );
-    }
     const toleranceMs =
       values.tolerance === undefined
         ? 0
         : parseDuration('--tolerance', values.tolerance, { allowZero: true });
     const opened = await openStore(url, ctx);
     try {
-      const verdict = await verifyStore(opened.store as LockStore, {
+      const verdict = await verifyStore(opened.store, {
         clock: { mode: values['untrusted-clock'] ? 'untrusted' : 'trusted', toleranceMs },
       });
       if (values.json) ctx.out(JSON.stringify({ ...verdict, clock: verdict.clock ?? null }));

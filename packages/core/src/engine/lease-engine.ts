@@ -2,6 +2,7 @@ import type { LockRecord, VersionedRecord } from '../contract/lock-record.js';
 import type { ResolvedClock } from '../shared/clock.js';
 import type { LockCorruptedError } from '../shared/errors.js';
 import type { RetryPolicy } from '../shared/retry.js';
+import type { StoreVerdict } from '../verify/store-verdict.js';
 
 /** What a caller asks for when acquiring: lease length (Infinity = fail-closed) and context. */
 export interface LeaseTerms {
@@ -194,6 +195,8 @@ export interface EngineEnvironment {
  * strategy stores can make one.
  */
 const ENGINE_FACTORY = Symbol.for('latch.leaseStrategy.createEngine');
+/** Where a strategy store keeps its own store check (see `verifyStore`). */
+const STORE_PROBE = Symbol.for('latch.leaseStrategy.probe');
 
 /**
  * A store that is not a compare-and-swap LockStore but brings its own lease engine
@@ -209,9 +212,23 @@ export interface LeaseStrategy {
 
 type EngineFactory = (environment: EngineEnvironment) => LeaseEngine;
 
-/** Makes a strategy store whose LockClients each drive an engine built by `createEngine`. */
-export function leaseStrategy(kind: string, createEngine: EngineFactory): LeaseStrategy {
-  return Object.freeze({ kind, [ENGINE_FACTORY]: createEngine });
+/**
+ * Makes a strategy store whose LockClients each drive an engine built by `createEngine`; `probe`
+ * checks the store does what the strategy relies on (`verifyStore`).
+ */
+export function leaseStrategy(
+  kind: string,
+  createEngine: EngineFactory,
+  probe?: () => Promise<StoreVerdict>,
+): LeaseStrategy {
+  return Object.freeze({ kind, [ENGINE_FACTORY]: createEngine, [STORE_PROBE]: probe });
+}
+
+/** The store check of a strategy store, or undefined when `store` is not one or has none. */
+export function strategyProbeOf(store: unknown): (() => Promise<StoreVerdict>) | undefined {
+  if (typeof store !== 'object' || store === null) return undefined;
+  const probe = (store as Record<symbol, unknown>)[STORE_PROBE];
+  return typeof probe === 'function' ? (probe as () => Promise<StoreVerdict>) : undefined;
 }
 
 /** The engine factory of a strategy store, or undefined when `store` is not one. */

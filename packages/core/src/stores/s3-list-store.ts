@@ -4,6 +4,7 @@ import { ENTRY_SUFFIX_BYTES } from '../engine/list/list-entries.js';
 import { ListLeaseEngine } from '../engine/list/list-lease-engine.js';
 import { LockConfigError } from '../shared/errors.js';
 import { checkKeyBytes, describe } from '../shared/validation.js';
+import { verifyListing } from '../verify/verify-listing.js';
 import { trackAttempts } from './aws-attempts.js';
 import type { S3ClientLike } from './aws-client.js';
 import { classifyAwsError } from './aws-error-kind.js';
@@ -121,7 +122,11 @@ export function s3ListStore(options: S3ListStoreOptions): LeaseStrategy {
     },
   };
 
-  return leaseStrategy('s3-list', (environment) => new ListLeaseEngine(objects, environment, settleMs));
+  return leaseStrategy(
+    's3-list',
+    (environment) => new ListLeaseEngine(objects, environment, settleMs),
+    () => verifyListing(objects, 's3-list'),
+  );
 }
 
 function checkOptions(options: S3ListStoreOptions): S3Location & { settleMs: number } {

@@ -1,4 +1,4 @@
-/** How one check of {@link verifyStore} went. */
+/** How one check of `verifyStore` went. */
 export type StoreCheckOutcome =
   /** The store behaves as Latch relies on. */
   | 'passed'
@@ -31,7 +31,7 @@ export interface ClockReading {
   readonly detail: string;
 }
 
-/** What {@link verifyStore} found. */
+/** What `verifyStore` found. */
 export interface StoreVerdict {
   /** The store's kind ('s3', 'dynamodb', 'memory', …). */
   readonly store: string;

@@ -28,7 +28,10 @@ export interface VerifyStoreOptions {
  * held record; and how far the store's clock is from this one. About a dozen requests.
  * A store error that is an outage (network, throttling) is thrown, not judged.
  */
-export async function verifyStore(store: LockStore, options: VerifyStoreOptions = {}): Promise<StoreVerdict> {
+export async function verifyLockStore(
+  store: LockStore,
+  options: VerifyStoreOptions = {},
+): Promise<StoreVerdict> {
   const clock = resolveClock(options.clock);
   const key = `${VERIFY_KEY_PREFIX}${randomUUID()}`;
   store.checkKey(key);

@@ -4,7 +4,7 @@ import { LockStoreError } from '../../shared/errors.js';
 import type { LockEventReport } from '../../shared/lock-events.js';
 import { LockStoreUnsafeError } from '../../verify/store-unsafe-error.js';
 import type { StoreVerdict } from '../../verify/store-verdict.js';
-import { verifyStore } from '../../verify/verify-store.js';
+import { verifyLockStore } from '../../verify/verify-store.js';
 
 /** One probe per store scope (bucket and prefix) and process, shared by its clients. */
 const verdicts = new Map<string, Promise<StoreVerdict>>();
@@ -39,7 +39,7 @@ export class StoreCheck {
     }
     let pending = verdicts.get(scope);
     if (!pending) {
-      pending = verifyStore(this.store, { clock: this.clock });
+      pending = verifyLockStore(this.store, { clock: this.clock });
       verdicts.set(scope, pending);
       pending.catch(() => verdicts.delete(scope));
     }
