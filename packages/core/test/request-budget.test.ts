@@ -17,7 +17,10 @@ describe('request budget on DynamoDB', () => {
   let sdk: DynamoDBClient;
   let counter: RequestCounter;
   const client = () =>
-    new LockClient({ store: dynamoStore({ client: sdk, table: 'locks' }), heartbeatMs: false });
+    new LockClient({
+      store: dynamoStore({ client: sdk, table: 'locks', verify: false }),
+      heartbeatMs: false,
+    });
 
   beforeAll(async () => {
     ddb = await startDynamoDBLocal();
@@ -324,7 +327,7 @@ describe('request budget of a semaphore (limit 3)', () => {
   let s3Sdk: S3Client;
   const counters: Record<string, RequestCounter> = {};
   const stores = {
-    dynamodb: () => dynamoStore({ client: dynamoSdk, table: 'locks' }),
+    dynamodb: () => dynamoStore({ client: dynamoSdk, table: 'locks', verify: false }),
     s3: () => s3Store({ client: s3Sdk, bucket: 'locks', verify: false }),
   };
 

@@ -5,6 +5,7 @@ import {
   LockClient,
   LockConfigError,
   type LockEvent,
+  type LockStore,
   LockStoreError,
   LockStoreUnsafeError,
   memoryStore,
@@ -110,11 +111,55 @@ describe('verifyStore', () => {
     const staleVerdict = await verifyStore(s3ListStore({ client: staleSdk, bucket: BUCKET }));
     expect(staleVerdict.safe).toBe(false);
     expect(outcomes(staleVerdict)['read-after-write']).toBe('failed');
+    const unordered = await startS3Server({
+      bucket: BUCKET,
+      conditionalWrites: false,
+      personality: { unorderedListings: true },
+    });
+    servers.push(unordered);
+    const unorderedSdk = new S3Client(unordered.clientConfig());
+    clients.push(unorderedSdk);
+    const unorderedVerdict = await verifyStore(s3ListStore({ client: unorderedSdk, bucket: BUCKET }));
+    expect(unorderedVerdict.safe).toBe(false);
+    expect(outcomes(unorderedVerdict)['list-order']).toBe('failed');
   });
 
   it('refuses what is not a store, and an unknown option, before any request', () => {
     expect(() => verifyStore({} as never)).toThrow(LockConfigError);
     expect(() => verifyStore(memoryStore(), { clok: 'trusted' } as never)).toThrow(/did you mean clock/);
+  });
+
+  it('a probe write whose answer is lost judges nothing: the acquire waits it out and the probe runs again', async () => {
+    const inner = memoryStore();
+    let answersToLose = 1;
+    const store: LockStore = {
+      ...inner,
+      verifyScope: async () => 'a memory store that loses answers',
+      write: async (key, record, condition) => {
+        const outcome = await inner.write(key, record, condition);
+        if (key.startsWith(VERIFY_KEY_PREFIX) && answersToLose-- > 0) {
+          throw new LockStoreError('request timed out', { retryable: true, maybeApplied: true });
+        }
+        return outcome;
+      },
+    };
+    const alone = await verifyStore(store).catch((e: unknown) => e);
+    expect(alone).toBeInstanceOf(LockStoreError);
+    expect(alone).not.toBeInstanceOf(LockStoreUnsafeError);
+    expect((alone as LockStoreError).retryable).toBe(true);
+    answersToLose = 1;
+    const events: LockEvent[] = [];
+    const client = new LockClient({
+      store,
+      retry: { baseMs: 1, maxMs: 5 },
+      pollMs: 10,
+      onEvent: (e) => events.push(e),
+    });
+    const lock = await client.acquire('invoices', { waitMs: 10_000 });
+    expect(lock.isHeld).toBe(true);
+    expect(events.some((e) => e.type === 'storeFailed')).toBe(true);
+    await lock.release();
+    await client.close();
   });
 
   it('passes the memory store, which states no clock', async () => {
@@ -159,6 +204,23 @@ describe('a LockClient checks a store that is not AWS S3 before its first lock',
     const touched = server.requestLog.filter((entry) => entry.op === 'PutObject').map((entry) => entry.key);
     expect(touched.every((key) => key?.startsWith(`locks/${VERIFY_KEY_PREFIX}`))).toBe(true);
     await client.close();
+  });
+
+  it('an endpoint set by AWS_ENDPOINT_URL is not AWS either: the default checks it', async () => {
+    const { server } = await storeLike('ignores-if-none-match-on-put');
+    const saved = process.env.AWS_ENDPOINT_URL;
+    process.env.AWS_ENDPOINT_URL = server.endpoint;
+    const { endpoint: _endpoint, ...noEndpoint } = server.clientConfig();
+    const s3 = new S3Client(noEndpoint);
+    clients.push(s3);
+    const client = new LockClient({ store: s3Store({ client: s3, bucket: BUCKET }) });
+    try {
+      await expect(client.tryAcquire('invoices')).rejects.toBeInstanceOf(LockStoreUnsafeError);
+    } finally {
+      if (saved === undefined) delete process.env.AWS_ENDPOINT_URL;
+      else process.env.AWS_ENDPOINT_URL = saved;
+      await client.close();
+    }
   });
 
   it('without the check (verify: false) two clients both hold the same lock there', async () => {

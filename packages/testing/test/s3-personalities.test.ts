@@ -1,4 +1,11 @@
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type S3PersonalityName, type S3Server, startS3Server } from '../src/s3/server.js';
 import { bodyText, expectS3Error, s3Client } from './s3-helpers.js';
@@ -51,6 +58,13 @@ describe('S3 server personalities', () => {
     await expectS3Error(s3.put('k', 'two', { IfMatch: '"stale"' }), 'PreconditionFailed', 412);
     await s3.del('k', '"stale"');
     await expectS3Error(s3.text('k'), 'NoSuchKey', 404);
+    // DeleteObjects too: an entry's stale ETag is ignored.
+    await s3.put('many', 'one');
+    const batch = await running!.client.send(
+      new DeleteObjectsCommand({ Bucket, Delete: { Objects: [{ Key: 'many', ETag: '"stale"' }] } }),
+    );
+    expect(batch.Errors ?? []).toEqual([]);
+    await expectS3Error(s3.text('many'), 'NoSuchKey', 404);
   });
 
   it('no-conditional-writes: every conditional write answers 501 and changes nothing; plain writes work', async () => {
@@ -76,6 +90,19 @@ describe('S3 server personalities', () => {
     const stated = Date.parse(answer.headers.get('date') ?? '');
     expect(stated - Date.now()).toBeGreaterThan(3_590_000);
     expect(stated - Date.now()).toBeLessThan(3_610_000);
+  });
+
+  it('unorderedListings: a listing page names its objects out of key order, and pages on correctly', async () => {
+    const server = await startS3Server({ bucket: Bucket, personality: { unorderedListings: true } });
+    running = { server, client: s3Client(server) };
+    for (const key of ['a', 'b', 'c'])
+      await running.client.send(new PutObjectCommand({ Bucket, Key: key, Body: key }));
+    const first = await running.client.send(new ListObjectsV2Command({ Bucket, MaxKeys: 2 }));
+    expect(first.Contents?.map((o) => o.Key)).toEqual(['b', 'a']);
+    const next = await running.client.send(
+      new ListObjectsV2Command({ Bucket, MaxKeys: 2, ContinuationToken: first.NextContinuationToken }),
+    );
+    expect(next.Contents?.map((o) => o.Key)).toEqual(['c']);
   });
 
   it('refuses an unknown personality by name, listing the known ones', async () => {

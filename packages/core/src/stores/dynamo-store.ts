@@ -31,6 +31,7 @@ import {
 } from './dynamo-item-codec.js';
 import { loadDynamoSdk } from './dynamo-sdk.js';
 import { recordServerDate } from './server-date.js';
+import { checkVerifyOption, verifyScopeOf } from './verify-option.js';
 
 export interface DynamoStoreOptions {
   /** Your DynamoDB client (region, credentials, endpoint are yours to configure). */
@@ -43,6 +44,13 @@ export interface DynamoStoreOptions {
   sortKey?: string;
   /** Sort key value of lock items (default 'lock'); only with `sortKey`. */
   sortKeyValue?: string;
+  /**
+   * Check the table with `verifyStore` before the first lock a LockClient takes on it (once per
+   * table and endpoint in a process, 17 requests), and refuse to lock on a store whose conditional
+   * writes do not hold. Default 'auto': when the client's endpoint is not AWS's own (a
+   * DynamoDB-compatible service, DynamoDB Local), never against AWS DynamoDB.
+   */
+  verify?: boolean | 'auto';
 }
 
 const DYNAMO_STORE_OPTIONS: Record<keyof DynamoStoreOptions, true> = {
@@ -51,6 +59,7 @@ const DYNAMO_STORE_OPTIONS: Record<keyof DynamoStoreOptions, true> = {
   partitionKey: true,
   sortKey: true,
   sortKeyValue: true,
+  verify: true,
 };
 const DYNAMO_STORE_OPTION_KEYS = Object.keys(DYNAMO_STORE_OPTIONS);
 
@@ -74,6 +83,7 @@ const RECORD_NAMES: Record<string, string> = Object.fromEntries(RECORD_ATTRIBUTE
  */
 export function dynamoStore(options: DynamoStoreOptions): LockStore {
   const { client, table, partitionKey, sortKey, sortKeyValue } = checkOptions(options);
+  const verify = checkVerifyOption('dynamoStore', options.verify);
   const keyAttributes = (key: string): Item =>
     sortKey === undefined
       ? { [partitionKey]: s(key) }
@@ -148,6 +158,8 @@ export function dynamoStore(options: DynamoStoreOptions): LockStore {
       const attributes = { ...keyAttributes(''), ...recordAttributes(record, Number.MAX_SAFE_INTEGER) };
       return attributesBytes(attributes);
     },
+
+    verifyScope: () => verifyScopeOf(verify, client, `dynamodb://${table}`),
 
     async serverTime(key) {
       const { GetItemCommand } = await loadDynamoSdk();

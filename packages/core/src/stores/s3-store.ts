@@ -3,15 +3,15 @@ import type { LockRecord, VersionedRecord } from '../contract/lock-record.js';
 import type { ListedKey, ListPage, LockStore, WriteCondition, WriteOutcome } from '../contract/lock-store.js';
 import { decodeRecord, encodeRecord } from '../contract/record-codec.js';
 import { LockConfigError, LockCorruptedError, LockStoreError } from '../shared/errors.js';
-import { checkKeyBytes, checkMaxRecordBytes, describe } from '../shared/validation.js';
+import { checkKeyBytes, checkMaxRecordBytes } from '../shared/validation.js';
 import { earlierAttemptMayHaveLanded, trackAttempts } from './aws-attempts.js';
 import type { S3ClientLike } from './aws-client.js';
-import { customEndpoint } from './aws-endpoint.js';
 import { classifyAwsError } from './aws-error-kind.js';
 import { type AwsOperation, toLockStoreError } from './aws-errors.js';
 import { checkS3Location, S3_KEY_BYTES, type S3Location, s3Operations } from './s3-location.js';
 import { loadS3Sdk } from './s3-sdk.js';
 import { recordServerDate } from './server-date.js';
+import { checkVerifyOption, type VerifyOption, verifyScopeOf } from './verify-option.js';
 
 export interface S3StoreOptions {
   /** Your S3 client (region, credentials, endpoint are yours to configure). */
@@ -85,12 +85,7 @@ export function s3Store(options: S3StoreOptions): LockStore {
       return date();
     },
 
-    async verifyScope() {
-      if (verify === false) return undefined;
-      const endpoint = await customEndpoint(client);
-      if (endpoint === undefined && verify === 'auto') return undefined;
-      return `s3://${bucket}/${prefix} at ${endpoint ?? 'AWS'}`;
-    },
+    verifyScope: () => verifyScopeOf(verify, client, `s3://${bucket}/${prefix}`),
 
     async read(key): Promise<VersionedRecord | null> {
       const { GetObjectCommand } = await loadS3Sdk();
@@ -196,7 +191,7 @@ function missingEtag(operation: AwsOperation, applied: boolean): LockStoreError 
 
 function checkOptions(
   options: S3StoreOptions,
-): S3Location & { maxRecordBytes: number; verify: boolean | 'auto' } {
+): S3Location & { maxRecordBytes: number; verify: VerifyOption } {
   const location = checkS3Location('s3Store', options, S3_STORE_OPTION_KEYS);
   const prefixBytes = Buffer.byteLength(location.prefix, 'utf8');
   if (prefixBytes >= S3_KEY_BYTES) {
@@ -204,9 +199,10 @@ function checkOptions(
       `s3Store \`prefix\` is ${prefixBytes} bytes in UTF-8; S3 object keys, prefix included, are at most ${S3_KEY_BYTES}.`,
     );
   }
-  const { maxRecordBytes = DEFAULT_MAX_RECORD_BYTES, verify = 'auto' } = options;
-  if (verify !== true && verify !== false && verify !== 'auto') {
-    throw new LockConfigError(`s3Store \`verify\` must be true, false or 'auto', got ${describe(verify)}.`);
-  }
-  return { ...location, maxRecordBytes: checkMaxRecordBytes('s3Store', maxRecordBytes), verify };
+  const { maxRecordBytes = DEFAULT_MAX_RECORD_BYTES } = options;
+  return {
+    ...location,
+    maxRecordBytes: checkMaxRecordBytes('s3Store', maxRecordBytes),
+    verify: checkVerifyOption('s3Store', options.verify),
+  };
 }

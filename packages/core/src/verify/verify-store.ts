@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { LockRecord, VersionedRecord } from '../contract/lock-record.js';
 import type { LockStore, WriteOutcome } from '../contract/lock-store.js';
 import { type ClockMode, type ClockOptions, resolveClock } from '../shared/clock.js';
-import { LockStoreError } from '../shared/errors.js';
+import { isUnknownOutcome, LockStoreError } from '../shared/errors.js';
 import { readClock } from './clock-offset.js';
 import type { StoreCheck, StoreVerdict } from './store-verdict.js';
 
@@ -103,11 +103,16 @@ class Probe {
     // S3 may answer 409 to writes that overlap (a retryable error, not applied): they lost the race.
     const lost = (error: unknown) =>
       error instanceof LockStoreError && error.retryable && !error.maybeApplied;
-    const other = errors.find((error) => !lost(error));
+    const other = errors.find((error) => !lost(error) && !isUnknownOutcome(error));
     if (other !== undefined || errors.length === outcomes.length) throw other ?? errors[0];
     const won = outcomes.flatMap((o, i) =>
       o.status === 'fulfilled' && o.value.ok ? [{ version: o.value.version, record: records[i]! }] : [],
     );
+    // A write whose outcome is unknown may have applied too: only two certain winners condemn the store.
+    const unsure =
+      errors.some(isUnknownOutcome) ||
+      outcomes.some((o) => o.status === 'fulfilled' && !o.value.ok && o.value.maybeApplied);
+    if (unsure && won.length < 2) throw outcomeUnknown(name);
     if (won.length !== 1) {
       this.fail(
         name,
@@ -139,6 +144,7 @@ class Probe {
       this.store.write(this.key, record, { version: created.version }),
     );
     if (!outcome) return undefined;
+    if (!outcome.ok && outcome.maybeApplied) throw outcomeUnknown('replace-current');
     if (!outcome.ok) {
       this.fail('replace-current', 'a replace conditional on the version just written was refused.');
       return undefined;
@@ -157,11 +163,16 @@ class Probe {
   }
 
   private async replaceStale(created: VersionedRecord): Promise<void> {
+    const stale = probeRecord(3);
     const outcome = await this.attempt('replace-stale', () =>
-      this.store.write(this.key, probeRecord(3), { version: created.version }),
+      this.store.write(this.key, stale, { version: created.version }),
     );
     if (!outcome) return;
-    if (outcome.ok) {
+    // Refused, perhaps after an earlier attempt of it: the record tells whether that one applied.
+    const applied =
+      outcome.ok ||
+      (outcome.maybeApplied && (await this.store.read(this.key))?.record.writeId === stale.writeId);
+    if (applied) {
       this.fail(
         'replace-stale',
         'a replace conditional on a version that was no longer current applied: the store ignores If-Match (or its equivalent), so a client whose lease was taken over could overwrite the new holder.',
@@ -179,7 +190,9 @@ class Probe {
       false,
     );
     if (!outcome) return;
-    if (outcome.ok) {
+    // Refused, perhaps after an earlier attempt of it: the record is gone when that one applied.
+    const applied = outcome.ok || (outcome.maybeApplied && (await this.store.read(this.key)) === null);
+    if (applied) {
       this.fail(
         'delete-stale',
         'a delete conditional on a stale version removed the record: the store ignores If-Match on delete. Latch does not delete lock records, so its locks are not affected.',
@@ -212,9 +225,13 @@ class Probe {
     });
     try {
       const first = await claim(key, { record: held('first'), expiredBefore: now });
+      if (!first.ok && first.maybeApplied) throw outcomeUnknown('claim-once');
       const second = await claim(key, { record: held('second'), expiredBefore: now });
+      // Refused, perhaps after an earlier attempt of it: the record it returns shows whether that applied.
+      const secondApplied =
+        second.ok || (second.maybeApplied === true && second.current?.record.holder?.lockId === 'second');
       if (!first.ok) this.fail('claim-once', 'a one-request claim of a new key was refused.');
-      else if (second.ok)
+      else if (secondApplied)
         this.fail(
           'claim-once',
           "a one-request claim of a key whose holder's lease had not ended applied: two clients could hold the lock.",
@@ -290,4 +307,12 @@ function countingStore(store: LockStore): { store: LockStore; requests(): number
     ...(store.serverTime ? { serverTime: count((key) => store.serverTime!(key)) } : {}),
   };
   return { store: counted, requests: () => requests };
+}
+
+/** A probe write whose outcome is unknown proves nothing either way: the check runs again later. */
+function outcomeUnknown(check: string): LockStoreError {
+  return new LockStoreError(
+    `verifyStore: a write of the ${check} check may or may not have been applied (a lost answer or a timeout), so the check cannot judge the store; it runs again on the next try.`,
+    { retryable: true, reason: 'unavailable' },
+  );
 }

@@ -125,6 +125,7 @@ export async function listObjectsV2(ctx: RequestContext): Promise<S3Response> {
   // A continuation token supersedes start-after: it already lies past it.
   const after = token !== null ? decodeContinuationToken(token) : (startAfter ?? undefined);
   const page = listPage(bucket, { prefix, delimiter, maxKeys, ...(after !== undefined ? { after } : {}) });
+  if (ctx.config.personality.unorderedListings) page.objects.reverse();
   const children = [
     xmlElement('Name', bucket.name),
     xmlElement('Prefix', encode(prefix)),

@@ -28,6 +28,11 @@ export interface S3Personality {
    * as the HTTP `Date` of every answer shows. Default 0.
    */
   readonly clockOffsetMs?: number;
+  /**
+   * Each page of ListObjectsV2 names its objects out of key order (reversed), as a store whose
+   * listings are not sorted would. Default false: key order, as S3 lists.
+   */
+  readonly unorderedListings?: boolean;
 }
 
 /**
