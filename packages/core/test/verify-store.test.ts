@@ -162,6 +162,19 @@ describe('verifyStore', () => {
     await client.close();
   });
 
+  it('credentials that may not delete (locks need no delete) leave the store safe, delete-stale skipped', async () => {
+    const inner = memoryStore();
+    const store: LockStore = {
+      ...inner,
+      delete: async () => {
+        throw new LockStoreError('Access Denied', { retryable: false, reason: 'denied' });
+      },
+    };
+    const verdict = await verifyStore(store);
+    expect(verdict.safe).toBe(true);
+    expect(outcomes(verdict)['delete-stale']).toBe('skipped');
+  });
+
   it('passes the memory store, which states no clock', async () => {
     const verdict = await verifyStore(memoryStore());
     expect(verdict.safe).toBe(true);
@@ -262,7 +275,7 @@ describe('a LockClient checks a store that is not AWS S3 before its first lock',
     expect(error).toBeInstanceOf(LockStoreError);
     expect(error).not.toBeInstanceOf(LockStoreUnsafeError);
     expect((error as LockStoreError).retryable).toBe(false);
-    expect((error as Error).message).toMatch(/before the first lock.*no-such-bucket/);
+    expect((error as Error).message).toMatch(/^S3 GetObject for lock "invoices" failed: .*no-such-bucket/);
     expect(server.requestLog.length).toBe(1);
     // Not a verdict: the next acquire checks again.
     await client.tryAcquire('invoices').catch(() => null);

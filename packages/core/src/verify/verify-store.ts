@@ -31,12 +31,13 @@ export interface VerifyStoreOptions {
 export async function verifyLockStore(
   store: LockStore,
   options: VerifyStoreOptions = {},
+  reached = false,
 ): Promise<StoreVerdict> {
   const clock = resolveClock(options.clock);
   const key = `${VERIFY_KEY_PREFIX}${randomUUID()}`;
   store.checkKey(key);
   const counted = countingStore(store);
-  const probe = new Probe(counted.store, key);
+  const probe = new Probe(counted.store, key, reached);
   const checks = await probe.run();
   const clockReading = await readClock(counted.store, key, clock).finally(() => probe.cleanUp());
   return {
@@ -56,12 +57,14 @@ class Probe {
   constructor(
     private readonly store: LockStore,
     private readonly key: string,
+    /** True when the caller has just read from the store (a client, the key it is about to claim). */
+    private readonly reached: boolean,
   ) {}
 
   async run(): Promise<StoreCheck[]> {
     // One read first: a store that cannot be reached (or has no such bucket or table) fails here,
-    // after one request, with the error a lock's first request would meet.
-    await this.store.read(this.key);
+    // after one request.
+    if (!this.reached) await this.store.read(this.key);
     const created = await this.createOnce();
     if (created) {
       await this.readAfterWrite(created);
@@ -186,9 +189,18 @@ class Probe {
   private async deleteStale(created: VersionedRecord): Promise<void> {
     const outcome = await this.attempt(
       'delete-stale',
-      () => this.store.delete(this.key, created.version),
+      () =>
+        this.store.delete(this.key, created.version).catch((error: unknown) => {
+          // Locks need no delete permission (the minimal IAM policy has none): not a verdict.
+          if (error instanceof LockStoreError && error.reason === 'denied') return undefined;
+          throw error;
+        }),
       false,
     );
+    if (outcome === undefined && !this.#checks.some((c) => c.name === 'delete-stale')) {
+      this.skip('delete-stale', 'deleting is not allowed to these credentials, which locks do not need.');
+      return;
+    }
     if (!outcome) return;
     // Refused, perhaps after an earlier attempt of it: the record is gone when that one applied.
     const applied = outcome.ok || (outcome.maybeApplied && (await this.store.read(this.key)) === null);
@@ -245,7 +257,7 @@ class Probe {
   /** Runs one request of a check; a refusal is recorded (undefined), an outage thrown. */
   private async attempt(
     name: string,
-    request: () => Promise<WriteOutcome>,
+    request: () => Promise<WriteOutcome | undefined>,
     safety = true,
   ): Promise<WriteOutcome | undefined> {
     try {

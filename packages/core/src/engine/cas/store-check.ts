@@ -37,9 +37,12 @@ export class StoreCheck {
       this.#passed = true;
       return;
     }
+    // The lock's own key first: a store that cannot be reached, or is set up wrong, fails here with
+    // the very error the claim would meet, after one request.
+    await this.store.read(key);
     let pending = verdicts.get(scope);
     if (!pending) {
-      pending = verifyLockStore(this.store, { clock: this.clock });
+      pending = verifyLockStore(this.store, { clock: this.clock }, true);
       verdicts.set(scope, pending);
       pending.catch(() => verdicts.delete(scope));
     }
@@ -56,7 +59,7 @@ export class StoreCheck {
   }
 }
 
-/** An outage met by the probe, said as such: its requests were about the probe's own keys. */
+/** A failure met by the probe after the store was reached, said as such: its requests were about the probe's own keys. */
 function probeFailed(error: unknown, scope: string): unknown {
   if (!(error instanceof LockStoreError)) return error;
   return new LockStoreError(
