@@ -92,8 +92,8 @@ export function setUpClient(
   // Store requests are counted on a LockStore; a strategy store's engine makes its own.
   const protocolStore =
     telemetry && !createEngine ? instrumentStore(store as LockStore, telemetry) : (store as LockStore);
-  // The check on first use (s3Store's `verify`) probes the store itself, uncounted by telemetry.
-  const storeCheck = createEngine ? undefined : new StoreCheck(store as LockStore, options.clock, report);
+  // The check on first use (s3Store's `verify`) sends its requests through the counted store too.
+  const storeCheck = createEngine ? undefined : new StoreCheck(protocolStore, options.clock, report);
   const engine = createEngine
     ? createEngine(environment)
     : new LeaseProtocol(protocolStore, environment.clock, environment.retry, owner, storeCheck);

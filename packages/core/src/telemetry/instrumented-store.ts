@@ -2,7 +2,7 @@ import type { LockStore } from '../contract/lock-store.js';
 import type { LockTelemetry } from './lock-telemetry.js';
 
 /** The store operations counted, each with the key as its first argument. */
-const COUNTED = new Set(['read', 'write', 'delete', 'claim']);
+const COUNTED = new Set(['read', 'write', 'delete', 'claim', 'serverTime']);
 
 /**
  * The store a LockClient uses, counting each request by operation and outcome: `ok`,
