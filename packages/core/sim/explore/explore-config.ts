@@ -31,6 +31,16 @@ export interface ExploreConfig {
   readonly extendTo?: number | null;
   /** How many times an operator may forceRelease the key. */
   readonly forceReleases: number;
+  /**
+   * How many times a writer's own client may forceRelease the key (it frees the record and tells
+   * that writer at once). Configurations with local waiters leave it out: each writer is its own client.
+   */
+  readonly ownForceReleases?: number;
+  /**
+   * How many times a writer's process may be suspended, and for how many ticks: its monotonic
+   * clock misses that time (it runs behind the world's from then on), and its driver tells it.
+   */
+  readonly suspends?: { readonly times: number; readonly ticks: number };
   /** The record at the start (default none): slots held by clients outside the configuration count toward exclusion. */
   readonly initialRecord?: ModelRecord;
   /** How many times the record may be deleted from outside (S3 lifecycle rule, DynamoDB TTL, a person). */
@@ -330,5 +340,39 @@ export const CONFIGS: readonly ExploreConfig[] = [
     forceReleases: 0,
     conflictView: true,
     testDepth: 10,
+  },
+  {
+    // A holder's process is suspended for longer than its lease: its monotonic clock missed the
+    // time, so only the suspend event keeps it from believing it holds while another takes over.
+    name: 'lock, a suspended holder',
+    limit: 1,
+    writers: [
+      { id: 'A', terms: finite() },
+      { id: 'B', terms: finite() },
+    ],
+    faults: 0,
+    maxTime: 8,
+    userActions: 0,
+    forceReleases: 0,
+    suspends: { times: 1, ticks: 5 },
+    conflictView: false,
+    testDepth: 12,
+  },
+  {
+    // The holder's own client force-releases the key while claims are on their way (one-request
+    // claims may land after the record was freed): the holder must stop at once.
+    name: "lock, a forceRelease by the holder's own client, one-request claims",
+    limit: 1,
+    writers: [
+      { id: 'A', terms: finite('state') },
+      { id: 'B', terms: finite('state') },
+    ],
+    faults: 0,
+    maxTime: 6,
+    userActions: 0,
+    forceReleases: 0,
+    ownForceReleases: 1,
+    conflictView: true,
+    testDepth: 12,
   },
 ];

@@ -29,6 +29,11 @@ export interface World {
   readonly faults: number;
   readonly userActions: readonly number[];
   readonly forceReleases: number;
+  /** How many forceReleases writers' own clients made. */
+  readonly ownForceReleases: number;
+  /** How many suspends there were, and per writer how far its monotonic clock runs behind the world's. */
+  readonly suspends: number;
+  readonly lag: readonly number[];
   /** The highest token a caller was given, and every one given. */
   readonly granted: number;
   readonly tokens: readonly number[];
@@ -76,6 +81,9 @@ export function initialWorld(config: ExploreConfig): World {
     faults: 0,
     userActions: config.writers.map(() => 0),
     forceReleases: 0,
+    ownForceReleases: 0,
+    suspends: 0,
+    lag: config.writers.map(() => 0),
     granted: 0,
     tokens: [],
     forced: [],
@@ -101,6 +109,9 @@ interface Draft {
   faults: number;
   userActions: number[];
   forceReleases: number;
+  ownForceReleases: number;
+  suspends: number;
+  lag: number[];
   granted: number;
   tokens: number[];
   forced: string[];
@@ -130,11 +141,13 @@ function draftOf(world: World): Draft {
     asking: [...world.asking],
     changing: [...world.changing],
     seen: [...world.seen],
+    lag: [...world.lag],
   };
 }
 
-/** Feeds `event` to writer `w` and performs what it asks for. */
-function deliver(draft: Draft, config: ExploreConfig, w: number, event: WriterEvent): void {
+/** Feeds `event` to writer `w`, stamped with its own clock, and performs what it asks for. */
+function deliver(draft: Draft, config: ExploreConfig, w: number, stamped: WriterEvent): void {
+  const event = { ...stamped, now: draft.now - draft.lag[w]! } as WriterEvent;
   const before = draft.writers[w]!;
   const view =
     event.type === 'read'
@@ -321,13 +334,40 @@ export function successors(world: World, config: ExploreConfig): { label: string
       });
     }
     for (const [timer, at] of Object.entries(world.timers[w]!) as [TimerName, number][]) {
-      if (at > world.now) continue;
+      // Timers go by the writer's own clock.
+      if (at > world.now - world.lag[w]!) continue;
       add(`${id} ${timer} timer`, (d) => {
         delete d.timers[w]![timer];
         deliver(d, config, w, { type: 'timer', timer, now: d.now });
       });
     }
     if (world.userActions[w]! < config.userActions && writer.end === null) userCalls(world, config, w, add);
+    if (!world.started[w] || writer.end !== null) return;
+    const { suspends } = config;
+    if (suspends && world.suspends < suspends.times) {
+      // The process stops; the world goes on; its monotonic clock misses the time, and its driver
+      // (which also reads the wall clock) tells the writer before anything else.
+      add(`${id}'s process is suspended for ${suspends.ticks}`, (d) => {
+        d.now += suspends.ticks;
+        d.lag[w]! += suspends.ticks;
+        d.suspends++;
+        deliver(d, config, w, { type: 'suspended', now: 0 });
+      });
+    }
+    if (world.ownForceReleases < (config.ownForceReleases ?? 0) && (world.record?.holders.length ?? 0) > 0) {
+      add(`${id}'s own client force-releases the key`, (d) => {
+        // For every other writer it is another client's operator: they may believe until they look.
+        for (const holder of d.record!.holders) {
+          config.writers.forEach((_, other) => {
+            if (other !== w && acquisitionOf(config, other) === holder.writer)
+              d.forced.push(config.writers[other]!.id);
+          });
+        }
+        d.record = forceFree(d.record!);
+        d.ownForceReleases++;
+        deliver(d, config, w, { type: 'forceReleased', now: 0 });
+      });
+    }
   });
   world.net.forEach((message) => {
     const take = (d: Draft) => d.net.splice(d.net.indexOf(message), 1);
@@ -539,7 +579,7 @@ export function believersOf(world: World): WriterState[] {
       // What the caller was told (acquired, not lost, not released since), within the deadline
       // it goes by; a caller that called release (or handed over) has left its critical section.
       world.told[w] === true &&
-      world.now < effectiveDeadline(writer) &&
+      world.now - world.lag[w]! < effectiveDeadline(writer) &&
       !world.forced.includes(writer.writer),
   );
 }

@@ -30,6 +30,8 @@ const SHORT = 'lock, short leases, one fault, one call';
 const SLOT_OUTSIDE = 'semaphore of limit 2, one slot held outside';
 const PASSES = 'lock, local passes on reserved tokens';
 const UPDATES = 'lock, updates with faults';
+const SUSPEND = 'lock, a suspended holder';
+const OWN_FORCE = "lock, a forceRelease by the holder's own client";
 
 /** Each: where, what to find (exactly once), what instead; the configuration and the invariant that must catch it. */
 const MUTANTS = [
@@ -224,6 +226,23 @@ const MUTANTS = [
     config: UPDATES,
     check: 'data',
     depth: 12,
+  },
+  {
+    name: 'a suspend is ignored (the holder trusts a lease its clock did not see run out)',
+    file: 'writer-step.ts',
+    search:
+      'const lease = s.lease && finite ? { ...s.lease, deadline: Math.min(s.lease.deadline, e.now) } : s.lease;',
+    replace: 'const lease = s.lease;',
+    config: SUSPEND,
+    check: 'exclusion',
+  },
+  {
+    name: "a forceRelease of the writer's own client leaves its lease trusted",
+    file: 'writer-step.ts',
+    search: 'const lease = s.lease && { ...s.lease, deadline: Math.min(s.lease.deadline, e.now) };',
+    replace: 'const lease = s.lease;',
+    config: OWN_FORCE,
+    check: 'exclusion',
   },
 ];
 
