@@ -98,13 +98,7 @@ export function setUpClient(
     ? createEngine(environment)
     : new LeaseProtocol(protocolStore, environment.clock, environment.retry, owner, storeCheck);
   engine.checkLeaseMs(leaseMs);
-  return {
-    engine,
-    owner,
-    settings,
-    onEvent: bothListeners(options.onEvent, telemetry?.onEvent),
-    telemetry,
-  };
+  return { engine, owner, settings, onEvent: bothListeners(options.onEvent, telemetry?.onEvent), telemetry };
 }
 
 /** The caller's listener and the telemetry's, each called on its own so that one throwing skips nothing. */

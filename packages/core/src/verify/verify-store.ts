@@ -52,7 +52,6 @@ export async function verifyLockStore(
 /** The probe's steps, in order; each later step builds on the records the earlier ones left. */
 class Probe {
   readonly #checks: StoreCheck[] = [];
-  #current: VersionedRecord | null = null;
 
   constructor(
     private readonly store: LockStore,
@@ -68,9 +67,10 @@ class Probe {
     const created = await this.createOnce();
     if (created) {
       await this.readAfterWrite(created);
-      const replaced = await this.replaceCurrent(created);
-      if (replaced) await this.replaceStale(created);
-      if (replaced) await this.deleteStale(created);
+      if (await this.replaceCurrent(created)) {
+        await this.replaceStale(created);
+        await this.deleteStale(created);
+      }
     } else {
       for (const name of ['read-after-write', 'replace-current', 'replace-stale', 'delete-stale'])
         this.skip(name, 'the record could not be created');
@@ -141,18 +141,18 @@ class Probe {
     );
   }
 
-  private async replaceCurrent(created: VersionedRecord): Promise<VersionedRecord | undefined> {
+  /** True when the replace applied: the record moved on from `created`, which is stale from then on. */
+  private async replaceCurrent(created: VersionedRecord): Promise<boolean> {
     const record = probeRecord(2);
     const outcome = await this.attempt('replace-current', () =>
       this.store.write(this.key, record, { version: created.version }),
     );
-    if (!outcome) return undefined;
+    if (!outcome) return false;
     if (!outcome.ok && outcome.maybeApplied) throw outcomeUnknown('replace-current');
     if (!outcome.ok) {
       this.fail('replace-current', 'a replace conditional on the version just written was refused.');
-      return undefined;
+      return false;
     }
-    this.#current = { version: outcome.version, record };
     if (outcome.version === created.version) {
       this.fail(
         'version-changes',
@@ -162,7 +162,7 @@ class Probe {
       this.pass('version-changes', 'each write produced a new version.');
     }
     this.pass('replace-current', 'a replace conditional on the current version applied.');
-    return this.#current;
+    return true;
   }
 
   private async replaceStale(created: VersionedRecord): Promise<void> {
@@ -187,21 +187,18 @@ class Probe {
 
   /** Latch never deletes a lock record, so this one is told but does not make the store unsafe. */
   private async deleteStale(created: VersionedRecord): Promise<void> {
-    const outcome = await this.attempt(
-      'delete-stale',
-      () =>
-        this.store.delete(this.key, created.version).catch((error: unknown) => {
-          // Locks need no delete permission (the minimal IAM policy has none): not a verdict.
-          if (error instanceof LockStoreError && error.reason === 'denied') return undefined;
-          throw error;
-        }),
-      false,
-    );
-    if (outcome === undefined && !this.#checks.some((c) => c.name === 'delete-stale')) {
-      this.skip('delete-stale', 'deleting is not allowed to these credentials, which locks do not need.');
+    let outcome: WriteOutcome;
+    try {
+      outcome = await this.store.delete(this.key, created.version);
+    } catch (error) {
+      // Locks need no delete permission (the minimal IAM policy has none): not a verdict.
+      if (error instanceof LockStoreError && error.reason === 'denied') {
+        this.skip('delete-stale', 'deleting is not allowed to these credentials, which locks do not need.');
+      } else {
+        this.refuse('delete-stale', error, 'the request', false);
+      }
       return;
     }
-    if (!outcome) return;
     // Refused, perhaps after an earlier attempt of it: the record is gone when that one applied.
     const applied = outcome.ok || (outcome.maybeApplied && (await this.store.read(this.key)) === null);
     if (applied) {
@@ -257,13 +254,12 @@ class Probe {
   /** Runs one request of a check; a refusal is recorded (undefined), an outage thrown. */
   private async attempt(
     name: string,
-    request: () => Promise<WriteOutcome | undefined>,
-    safety = true,
+    request: () => Promise<WriteOutcome>,
   ): Promise<WriteOutcome | undefined> {
     try {
       return await request();
     } catch (error) {
-      this.refuse(name, error, 'the request', safety);
+      this.refuse(name, error, 'the request');
       return undefined;
     }
   }

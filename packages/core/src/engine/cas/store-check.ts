@@ -63,7 +63,7 @@ export class StoreCheck {
 function probeFailed(error: unknown, scope: string): unknown {
   if (!(error instanceof LockStoreError)) return error;
   return new LockStoreError(
-    `Checking ${scope} before the first lock (s3Store's verify) failed: ${error.message}`,
+    `Checking ${scope} before the first lock (the store's verify option) failed: ${error.message}`,
     { cause: error, retryable: error.retryable, code: error.code, reason: error.reason },
   );
 }
