@@ -375,4 +375,20 @@ export const CONFIGS: readonly ExploreConfig[] = [
     conflictView: true,
     testDepth: 12,
   },
+  {
+    // Holders nothing renews (fail-closed; a finite lease its caller does not renew) look at the
+    // record now and then: once a look shows an operator freed the key, the caller hears so.
+    name: 'lock, holders nothing renews watch the record, operator forceRelease',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: { ...failClosed, verifyMs: 1 } },
+      { id: 'b', terms: { ...finite('version', 3), renewEveryMs: false, verifyMs: 1 } },
+    ],
+    faults: 0,
+    maxTime: 4,
+    userActions: 0,
+    forceReleases: 1,
+    conflictView: true,
+    testDepth: 'all',
+  },
 ];

@@ -1,5 +1,10 @@
 import type { TimerName, WriterAction, WriterEvent } from '../../src/protocol/writer-events.js';
-import { effectiveDeadline, newWriter, type WriterState } from '../../src/protocol/writer-state.js';
+import {
+  effectiveDeadline,
+  newWriter,
+  nothingRenews,
+  type WriterState,
+} from '../../src/protocol/writer-state.js';
 import { step } from '../../src/protocol/writer-step.js';
 import type { ExploreConfig } from './explore-config.js';
 import {
@@ -17,7 +22,8 @@ import {
 export type Message =
   | { readonly kind: 'write'; readonly w: number; readonly write: ModelWrite; readonly timedOut: boolean }
   | { readonly kind: 'read'; readonly w: number; readonly for: number }
-  | { readonly kind: 'answer'; readonly w: number; readonly event: WriterEvent };
+  /** `looked`: a read served after a forceRelease freed the writer's entry (it shows the writer so). */
+  | { readonly kind: 'answer'; readonly w: number; readonly event: WriterEvent; readonly looked?: true };
 
 export interface World {
   readonly now: number;
@@ -377,6 +383,8 @@ export function successors(world: World, config: ExploreConfig): { label: string
       add(`${id} gets ${message.event.type}`, (d) => {
         take(d);
         deliver(d, config, w, { ...message.event, now: d.now } as WriterEvent);
+        // It has looked since the force: from now on it counts as a holder if it still believes it is one.
+        if (message.looked) d.forced = d.forced.filter((writer) => writer !== id);
       });
       return;
     }
@@ -384,7 +392,10 @@ export function successors(world: World, config: ExploreConfig): { label: string
       add(`${id} read ${message.for} served`, (d) => {
         take(d);
         const view = viewOf(d.record, id, acquisitionOf(config, w), d.now, config.limit);
-        d.net.push({ kind: 'answer', w, event: { type: 'read', for: message.for, view, now: 0 } });
+        const event: WriterEvent = { type: 'read', for: message.for, view, now: 0 };
+        d.net.push(
+          d.forced.includes(id) ? { kind: 'answer', w, event, looked: true } : { kind: 'answer', w, event },
+        );
       });
       if (canFault) {
         add(`${id} read ${message.for} fails`, (d) => {
@@ -644,6 +655,24 @@ export function checkWorld(world: World, config: ExploreConfig): void {
       throw new Violation('stalled', `${writer.writer} holds with no lease and sends nothing`);
     }
   }
+  world.writers.forEach((writer, w) => {
+    // A holder whose lease nothing renews must look at the record now and then, or it would never
+    // learn that an operator freed the key.
+    const idle = writer.pending === null && !writer.reading && writer.end === null;
+    const watching = writer.terms.verifyMs !== undefined && nothingRenews(writer.terms);
+    if (
+      idle &&
+      watching &&
+      writer.goal.kind === 'hold' &&
+      writer.lease &&
+      world.timers[w]!.verify === undefined
+    ) {
+      throw new Violation(
+        'unwatched',
+        `${writer.writer} holds a lease nothing renews, and never looks at the record`,
+      );
+    }
+  });
   const quiet =
     world.net.length === 0 && world.writers.every((writer) => writer.pending === null && !writer.reading);
   if (!quiet || world.record === null) return;

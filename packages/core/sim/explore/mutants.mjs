@@ -32,6 +32,7 @@ const PASSES = 'lock, local passes on reserved tokens';
 const UPDATES = 'lock, updates with faults';
 const SUSPEND = 'lock, a suspended holder';
 const OWN_FORCE = "lock, a forceRelease by the holder's own client";
+const WATCH = 'holders nothing renews watch the record';
 
 /** Each: where, what to find (exactly once), what instead; the configuration and the invariant that must catch it. */
 const MUTANTS = [
@@ -172,7 +173,7 @@ const MUTANTS = [
   {
     name: 'a lost lease is not told to its holder',
     file: 'write-outcome.ts',
-    search: "if (goal.kind === 'hold') out.push({ type: 'lost' });",
+    search: "if (goal.kind === 'hold') out.push({ type: 'lost', why: 'taken' });",
     replace: '',
     config: SHORT,
     depth: 13,
@@ -243,6 +244,24 @@ const MUTANTS = [
     replace: 'const lease = s.lease;',
     config: OWN_FORCE,
     check: 'exclusion',
+  },
+  {
+    name: 'a holder nothing renews never looks at the record',
+    file: 'writer-step.ts',
+    search:
+      "out.push({ type: 'arm', timer: 'verify', at: Math.max(now, lease.confirmedAt + terms.verifyMs) });",
+    replace: '',
+    config: WATCH,
+    check: 'unwatched',
+  },
+  {
+    name: "a holder's look at a record freed under it is ignored",
+    file: 'writer-step.ts',
+    search: 'return lose(s, out, false);\n}',
+    replace: 'return { ...s, lease: { ...lease, confirmedAt: now } };\n}',
+    config: WATCH,
+    check: 'exclusion',
+    depth: 30,
   },
 ];
 

@@ -41,7 +41,8 @@ export function landed(
     const deadline = pending.distrusted
       ? Number.NEGATIVE_INFINITY
       : deadlineFrom(pending.sentAt, leaseMs, s.terms.marginMs, now - pending.sentAt);
-    s = { ...s, terms: { ...s.terms, leaseMs }, lease: { version, token: leaseToken, top, deadline } };
+    const lease = { version, token: leaseToken, top, deadline, confirmedAt: pending.sentAt };
+    s = { ...s, terms: { ...s.terms, leaseMs }, lease };
     if (s.goal.kind === 'acquire') {
       // A lease that arrived too late is not trusted: it stays the writer's (own), and the next
       // write renews it before it is handed out.
@@ -171,7 +172,7 @@ export function dropChange(state: WriterState, out: WriterAction[]): void {
 /** The caller's lease is gone, and nothing of this writer is left in the store or in flight. */
 export function lose(state: WriterState, out: WriterAction[], maybeApplied: boolean): WriterState {
   const { goal } = state;
-  if (goal.kind === 'hold') out.push({ type: 'lost' });
+  if (goal.kind === 'hold') out.push({ type: 'lost', why: 'taken' });
   if (goal.kind === 'hold' && goal.change) {
     out.push({ type: 'failed', op: 'extend', why: 'lost', maybeApplied });
   }

@@ -14,13 +14,13 @@ export type WriteAnswer =
   /** No answer, or one that cannot tell: it may have been applied, or may still be. */
   | { readonly kind: 'unknown' };
 
-export type TimerName = 'retry' | 'renew' | 'deadline';
+export type TimerName = 'retry' | 'renew' | 'deadline' | 'verify';
 
 export type WriterEvent =
   /** The caller starts waiting for the key (the writer sends its first request). */
   | { readonly type: 'start'; readonly now: number }
   | { readonly type: 'written'; readonly seq: number; readonly answer: WriteAnswer; readonly now: number }
-  /** A read answered; `for` is the write it resolves (its seq), or 0 for a read before a claim. */
+  /** A read answered; `for` is the write it resolves (its seq), or 0 for a read before a claim or one that watches a lease. */
   | { readonly type: 'read'; readonly for: number; readonly view: RecordView; readonly now: number }
   | { readonly type: 'readFailed'; readonly for: number; readonly now: number }
   | { readonly type: 'timer'; readonly timer: TimerName; readonly now: number }
@@ -96,8 +96,8 @@ export type WriterAction =
   | { readonly type: 'arm'; readonly timer: TimerName; readonly at: number }
   /** The waiting caller gets the lease. */
   | { readonly type: 'acquired'; readonly token: number }
-  /** The caller's lease is lost: abort its signal. */
-  | { readonly type: 'lost' }
+  /** The caller's lease is lost: abort its signal. `expired`: its deadline passed; `taken`: the record moved on without it. */
+  | { readonly type: 'lost'; readonly why: 'expired' | 'taken' }
   /** The caller's extend (or update) landed. */
   | { readonly type: 'extended' }
   /** The caller's release (or hand-over) is done. */

@@ -34,6 +34,17 @@ export interface WriterTerms {
    * reserved for it, so it never passes on locally.
    */
   readonly slot?: boolean;
+  /**
+   * How often a holder renews, counted from the write that last confirmed its lease (default:
+   * halfway through what is left of it); false: never (the lease runs to its end unless the
+   * caller extends it).
+   */
+  readonly renewEveryMs?: number | false;
+  /**
+   * How often a holder whose lease nothing renews (fail-closed, or `renewEveryMs` false) reads
+   * the record, to learn that it was taken away (a forceRelease, a release by handle).
+   */
+  readonly verifyMs?: number;
 }
 
 /** A lease this writer holds, as confirmed by the store. */
@@ -48,6 +59,8 @@ export interface Lease {
   readonly top: number;
   /** Monotonic time from which the lease is no longer trusted (Infinity: fail-closed). */
   readonly deadline: number;
+  /** Monotonic time the lease was last confirmed: its last write's send, or a read that showed it. */
+  readonly confirmedAt: number;
 }
 
 /** Stored data: a serialized JSON value, or undefined to keep what the record has. */
@@ -178,4 +191,9 @@ export function effectiveDeadline(state: WriterState): number {
 export function withFloor(state: WriterState, view: RecordView): RecordView {
   const floor = state.known?.token ?? 0;
   return view.token >= floor ? view : { ...view, token: floor };
+}
+
+/** Whether nothing renews a lease held on `terms`: a holder then reads the record to watch it. */
+export function nothingRenews(terms: WriterTerms): boolean {
+  return terms.leaseMs === null || terms.renewEveryMs === false;
 }

@@ -12,7 +12,9 @@ import type { Step, TimerName, WriteAnswer, WriterAction, WriterEvent } from './
 import {
   deadlineFrom,
   effectiveDeadline,
+  nothingRenews,
   type PendingWrite,
+  type RecordView,
   type WriteCondition,
   type WriterState,
   withFloor,
@@ -50,7 +52,10 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       if (s.pending?.seq === e.for && s.pending.status !== 'sent') {
         return resolveWith(s, s.pending, e.view, e.now, out);
       }
-      return e.for === 0 && s.reading ? { ...s, reading: false, known: withFloor(s, e.view) } : s;
+      if (e.for !== 0 || !s.reading) return s;
+      // A holder's read watches its lease; a waiter's decides its next claim.
+      if (s.lease) return watched({ ...s, reading: false, known: withFloor(s, e.view) }, e.view, e.now, out);
+      return { ...s, reading: false, known: withFloor(s, e.view) };
     case 'readFailed':
       if (s.pending?.seq === e.for && s.pending.status === 'reading') {
         out.push({ type: 'arm', timer: 'retry', at: e.now + s.terms.retryMs });
@@ -119,7 +124,7 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       const own = { seq: 0, token: e.token };
       const known = { version: e.version, token: e.top, lastSeq: undefined, own, claimable: false };
       const terms = { ...s.terms, leaseMs: e.leaseMs };
-      const lease = { version: e.version, token: e.token, top: e.top, deadline };
+      const lease = { version: e.version, token: e.token, top: e.top, deadline, confirmedAt: e.sentAt };
       const handed = { ...s, terms, known, lease };
       if (s.goal.kind === 'giveBack') return handed;
       if (e.now >= deadline) return { ...handed, lease: null }; // too late to trust: renewed first
@@ -161,7 +166,12 @@ function onTimer(s: WriterState, timer: TimerName, now: number, out: WriterActio
     out.push({ type: 'read', for: 0 });
     return { ...s, reading: true };
   }
-  if (timer === 'renew' && s.goal.kind === 'hold' && s.lease && !s.pending && s.terms.leaseMs !== null) {
+  if (timer === 'verify') {
+    if (s.goal.kind !== 'hold' || !s.lease || s.pending || s.reading || !nothingRenews(s.terms)) return s;
+    out.push({ type: 'read', for: 0 });
+    return { ...s, reading: true };
+  }
+  if (timer === 'renew' && s.goal.kind === 'hold' && s.lease && !s.pending && !nothingRenews(s.terms)) {
     if (now < renewAt(s)) return s;
     const intent = { kind: 'renew', leaseMs: s.terms.leaseMs, token: s.lease.token } as const;
     return send(s, intent, versionOf(s.lease.version), now, out);
@@ -258,7 +268,7 @@ function checkDeadline(s: WriterState, now: number, out: WriterAction[]): Writer
   // A release or hand-over in flight goes on: its outcome tells the caller whether it landed.
   const writing = pending?.intent.kind === 'release' || pending?.intent.kind === 'handOver';
   if ((goal.kind === 'release' || goal.kind === 'handOver') && writing) return s;
-  if (goal.kind === 'hold') out.push({ type: 'lost' });
+  if (goal.kind === 'hold') out.push({ type: 'lost', why: 'expired' });
   if (goal.kind === 'hold' && goal.change) {
     // The caller's change may still land when its write is the one in flight.
     const maybeApplied = answersChange(s, pending);
@@ -291,16 +301,40 @@ function passToken(s: WriterState, leaseMs: number | null, now: number): number 
 function arm(s: WriterState, now: number, out: WriterAction[]): WriterState {
   const deadline = effectiveDeadline(s);
   if (Number.isFinite(deadline)) out.push({ type: 'arm', timer: 'deadline', at: deadline });
+  const { terms, lease } = s;
+  if (nothingRenews(terms)) {
+    // Nothing renews the lease: look at the record now and then, counted from its last confirmation.
+    if (terms.verifyMs !== undefined && lease) {
+      out.push({ type: 'arm', timer: 'verify', at: Math.max(now, lease.confirmedAt + terms.verifyMs) });
+    }
+    return s;
+  }
   // A heartbeat the store refused left the renewal due: the next one waits the retry time.
-  const at = Math.max(renewAt(s), now + s.terms.retryMs);
-  if (s.terms.leaseMs !== null) out.push({ type: 'arm', timer: 'renew', at });
+  out.push({ type: 'arm', timer: 'renew', at: Math.max(renewAt(s), now + terms.retryMs) });
   return s;
 }
 
-/** Renew halfway through what is left of a trusted lease. */
+/** When a held lease is renewed: after the caller's interval, or halfway through what is left of it. */
 function renewAt(s: WriterState): number {
+  const { renewEveryMs, marginMs } = s.terms;
   const leaseMs = s.terms.leaseMs ?? Number.POSITIVE_INFINITY;
-  return (s.lease?.deadline ?? 0) - (leaseMs - s.terms.marginMs) / 2;
+  const halfway = (s.lease?.deadline ?? 0) - (leaseMs - marginMs) / 2;
+  if (typeof renewEveryMs !== 'number') return halfway;
+  return (s.lease?.confirmedAt ?? 0) + renewEveryMs;
+}
+
+/**
+ * What a holder's read of the record says about its lease: still its own (at the same version, or
+ * beside other holders' writes to a semaphore), or taken away (freed or claimed by someone else).
+ */
+function watched(s: WriterState, view: RecordView, now: number, out: WriterAction[]): WriterState {
+  const { lease } = s;
+  if (!lease) return s;
+  if (view.version === lease.version || (view.version !== null && view.own !== undefined)) {
+    return { ...s, lease: { ...lease, version: view.version ?? lease.version, confirmedAt: now } };
+  }
+  // Nothing of this writer was in flight (a read waits for its write): nothing of it can land.
+  return lose(s, out, false);
 }
 
 function versionOf(version: string): WriteCondition {

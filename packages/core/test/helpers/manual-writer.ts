@@ -67,6 +67,8 @@ export function writerOn(
     scheduler?: Scheduler;
     /** The acquisition (default `L<n>`): another writer of the same one is a resume. */
     lockId?: string;
+    /** Terms over the defaults (a 10 s lease, renewed halfway through). */
+    terms?: Partial<WriterTerms>;
   } = {},
 ) {
   const terms: WriterTerms = {
@@ -74,6 +76,7 @@ export function writerOn(
     claimBy: 'version',
     marginMs: options.marginMs ?? 1_000,
     retryMs: 50,
+    ...options.terms,
   };
   const scheduler = options.scheduler ?? time.scheduler();
   return new WriterDriver({

@@ -37,7 +37,7 @@ test.each([
 test('a suspend ends a held finite lease at once: the caller hears it is lost', () => {
   const held = run(newWriter('w', finite), { type: 'start', now: 0 }, ok(1, 10)).state;
   const { state, actions } = run(held, { type: 'suspended', now: 2_000 });
-  expect(actions).toContainEqual({ type: 'lost' });
+  expect(actions).toContainEqual({ type: 'lost', why: 'expired' });
   expect(state.end).toBe('lost');
 });
 

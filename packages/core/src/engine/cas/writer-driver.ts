@@ -367,7 +367,15 @@ export class WriterDriver {
         this.#acquired.resolve(action.token);
         return;
       case 'lost':
-        this.#lost.abort(new LockLostError(this.options.key, 'its lease ended before it could be renewed'));
+        this.#lost.abort(
+          action.why === 'expired'
+            ? new LockLostError(this.options.key, 'its lease ended before it could be renewed', {
+                reason: 'expired',
+              })
+            : new LockLostError(this.options.key, 'the record moved on without it (freed or taken over)', {
+                reason: 'taken',
+              }),
+        );
         return;
       case 'extended':
         this.#takeChange()?.resolve();
