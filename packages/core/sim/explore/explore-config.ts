@@ -27,6 +27,8 @@ export interface ExploreConfig {
   readonly updates?: boolean;
   /** Whether a holder's caller may pass the lease on to another caller of its client with no write. */
   readonly passes?: boolean;
+  /** When set, a release may also keep the lease this long instead of freeing the key (lockAtLeastMs). */
+  readonly holdReleases?: number;
   /** The lease an `extend` asks for, when users may extend. */
   readonly extendTo?: number | null;
   /** How many times an operator may forceRelease the key. */
@@ -390,5 +392,22 @@ export const CONFIGS: readonly ExploreConfig[] = [
     forceReleases: 1,
     conflictView: true,
     testDepth: 'all',
+  },
+  {
+    // A release that keeps the lock a while (lockAtLeastMs) shortens the lease and stops renewing,
+    // with faults: told it released, its data landed; told it failed, it never lands.
+    name: 'lock, releases that keep the lease a while, one fault',
+    limit: 1,
+    writers: [
+      { id: 'a', terms: finite('version', 2) },
+      { id: 'b', terms: finite('version', 2) },
+    ],
+    faults: 1,
+    maxTime: 3,
+    userActions: 1,
+    holdReleases: 1,
+    forceReleases: 0,
+    conflictView: true,
+    testDepth: 10,
   },
 ];

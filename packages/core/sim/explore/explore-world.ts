@@ -542,6 +542,10 @@ function userCalls(
   if (goal.kind === 'hold' && goal.change !== undefined) call('closes', { type: 'giveUp', now: 0 });
   if (goal.kind === 'hold' && goal.change === undefined) {
     call('releases', { type: 'release', data: `d${world.userActions[w]}`, now: 0 });
+    if (config.holdReleases !== undefined) {
+      const data = `k${world.userActions[w]}`;
+      call('releases, keeping the lease', { type: 'release', data, holdMs: config.holdReleases, now: 0 });
+    }
     call('closes', { type: 'giveUp', now: 0 });
     if (config.extendTo !== undefined) {
       call('extends', { type: 'extend', leaseMs: config.extendTo, data: undefined, now: 0 });

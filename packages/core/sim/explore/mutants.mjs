@@ -33,6 +33,7 @@ const UPDATES = 'lock, updates with faults';
 const SUSPEND = 'lock, a suspended holder';
 const OWN_FORCE = "lock, a forceRelease by the holder's own client";
 const WATCH = 'holders nothing renews watch the record';
+const KEEP = 'releases that keep the lease a while';
 
 /** Each: where, what to find (exactly once), what instead; the configuration and the invariant that must catch it. */
 const MUTANTS = [
@@ -262,6 +263,24 @@ const MUTANTS = [
     config: WATCH,
     check: 'exclusion',
     depth: 30,
+  },
+  {
+    name: 'a release that keeps the lease is told it did not land when the deadline passes with its write in flight',
+    file: 'writer-step.ts',
+    search: ' || isReleaseWrite(s, pending);',
+    replace: ';',
+    config: KEEP,
+    check: 'data',
+    depth: 13,
+  },
+  {
+    name: 'a release that keeps the lease is told it did not land when the record moved on after its write may have',
+    file: 'write-outcome.ts',
+    search: ' || answersChange(s, pending) || releasing;',
+    replace: ' || answersChange(s, pending);',
+    config: KEEP,
+    check: 'data',
+    depth: 13,
   },
 ];
 

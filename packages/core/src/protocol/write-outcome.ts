@@ -36,6 +36,17 @@ export function landed(
       claimable: !holds && intent.kind === 'release',
     },
   };
+  if (intent.kind === 'renew' && isReleaseWrite(state, pending) && state.goal.kind === 'release') {
+    // A release that keeps the lease a while: shortened, it now runs out by itself.
+    const { goal } = state;
+    if (goal.data !== undefined && goal.data !== intent.data) {
+      const again = { ...intent, data: goal.data };
+      const sent = sendNow(s, again, version, now, out);
+      return { ...sent, goal: { ...goal, sent: sent.seq } };
+    }
+    out.push({ type: 'released' });
+    return end(s, 'released', out);
+  }
   if (intent.kind === 'claim' || intent.kind === 'renew') {
     const leaseMs = intent.kind === 'renew' ? intent.leaseMs : s.terms.leaseMs;
     const deadline = pending.distrusted
@@ -95,7 +106,8 @@ export function notApplied(
     const again = answersChange(s, pending) ? resendChange(s) : s;
     return again.lease ? { ...again, lease: { ...again.lease, version: ownVersion } } : again;
   }
-  const op = intent.kind === 'renew' ? 'extend' : intent.kind;
+  const releasing = isReleaseWrite(s, pending);
+  const op = releasing ? 'release' : intent.kind === 'renew' ? 'extend' : intent.kind;
   if (!view) {
     // Certainly not applied: the lease stands as it was (a shortened deadline rolls back),
     // unless its deadline passed while the write was in flight.
@@ -107,14 +119,15 @@ export function notApplied(
       return lose(s, out, false);
     }
     // A heartbeat refused: the lease stands, and the caller's change, if any, is sent next.
-    if (intent.kind === 'renew' && !answersChange(s, pending)) return s;
+    if (intent.kind === 'renew' && !answersChange(s, pending) && !releasing) return s;
     out.push({ type: 'failed', op, why: 'refused', maybeApplied: false });
     return s.goal.kind === 'giveBack' ? s : { ...s, goal: { kind: 'hold' } };
   }
   // A renewal of an untrusted lease of its own failed: claim afresh (a resume ends: seekLease).
   if (s.goal.kind === 'acquire') return s;
   // Moved on without it: a copy of a release, hand-over or change may have landed before.
-  return lose(s, out, (intent.kind !== 'renew' || answersChange(s, pending)) && pending.mayHaveLanded);
+  const callers = intent.kind !== 'renew' || answersChange(s, pending) || releasing;
+  return lose(s, out, callers && pending.mayHaveLanded);
 }
 
 /** What a record read after the write `pending` (or returned with its refusal) says about it. */
@@ -148,6 +161,12 @@ export function resolveWith(
 export function answersChange(state: WriterState, write: PendingWrite | null): boolean {
   const { goal } = state;
   return goal.kind === 'hold' && write !== null && goal.change?.seq === write.seq;
+}
+
+/** Whether `write` is the one sent for the caller's release (a heartbeat before it is not). */
+export function isReleaseWrite(state: WriterState, write: PendingWrite | null): boolean {
+  const { goal } = state;
+  return goal.kind === 'release' && write !== null && goal.sent === write.seq;
 }
 
 /** The holder's change, to be sent again as a new write. */

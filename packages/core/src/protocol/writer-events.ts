@@ -24,8 +24,8 @@ export type WriterEvent =
   | { readonly type: 'read'; readonly for: number; readonly view: RecordView; readonly now: number }
   | { readonly type: 'readFailed'; readonly for: number; readonly now: number }
   | { readonly type: 'timer'; readonly timer: TimerName; readonly now: number }
-  /** The holder releases, storing `data`. */
-  | { readonly type: 'release'; readonly data: Data; readonly now: number }
+  /** The holder releases, storing `data`; with `holdMs`, by shortening its lease to that and letting it run out. */
+  | { readonly type: 'release'; readonly data: Data; readonly holdMs?: number; readonly now: number }
   /** The holder releases straight to the local waiter `to`. */
   /** `leaseMs`: the lease the waiter `to` takes (its terms'): the hand-over writes it, and `to` dates its lease by it. */
   | {

@@ -75,8 +75,12 @@ export type Goal =
   | { readonly kind: 'acquire'; readonly resuming?: true }
   /** The caller holds the lease; `change` when it asked to renew it now (extend, or store data). */
   | { readonly kind: 'hold'; readonly change?: LeaseChange }
-  /** The caller asked to release it, storing `data`. */
-  | { readonly kind: 'release'; readonly data: Data }
+  /**
+   * The caller asked to release it, storing `data`. `holdMs` (lockAtLeastMs): instead of freeing
+   * the key, shorten the lease to end that long after the write's send, and stop renewing: it
+   * runs out by itself. `sent`: the seq of the write sent for it.
+   */
+  | { readonly kind: 'release'; readonly data: Data; readonly holdMs?: number; readonly sent?: number }
   /** The caller released it to the local waiter `to`, in one write. */
   | { readonly kind: 'handOver'; readonly to: string; readonly leaseMs: number | null; readonly data: Data }
   /** Nobody wants it any more: give back whatever this writer may own, then end. */
@@ -147,7 +151,10 @@ export interface WriterState {
   readonly reading: boolean;
   /** The record as last read or written: undefined before the first look, version null when absent. */
   readonly known: RecordView | undefined;
-  /** Set once the writer owns nothing and has nothing in flight that could still land. */
+  /**
+   * Set once the writer owns nothing and has nothing in flight that could still land (or, after a
+   * release with `holdMs`, owns only a lease that runs out by itself).
+   */
   readonly end: WriterEnd | null;
 }
 

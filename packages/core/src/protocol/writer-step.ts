@@ -2,6 +2,7 @@ import {
   answersChange,
   dropChange,
   end,
+  isReleaseWrite,
   landed,
   lose,
   notApplied,
@@ -16,6 +17,7 @@ import {
   type PendingWrite,
   type RecordView,
   type WriteCondition,
+  type WriteIntent,
   type WriterState,
   withFloor,
 } from './writer-state.js';
@@ -67,9 +69,12 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
     case 'timer':
       return onTimer(s, e.timer, e.now, out);
     case 'release':
-      if (s.goal.kind !== 'hold' && s.goal.kind !== 'release') return s;
+      // Asked again (told the first one's outcome was unknown): the same release, with this data.
+      if (s.goal.kind === 'release') return { ...s, goal: { ...s.goal, data: e.data } };
+      if (s.goal.kind !== 'hold') return s;
       dropChange(s, out);
-      return { ...s, goal: { kind: 'release', data: e.data } };
+      if (e.holdMs === undefined || !s.lease) return { ...s, goal: { kind: 'release', data: e.data } };
+      return { ...s, goal: { kind: 'release', data: e.data, holdMs: e.holdMs } };
     case 'handOver':
       if (s.goal.kind !== 'hold') return s;
       dropChange(s, out);
@@ -209,8 +214,14 @@ function advance(state: WriterState, now: number, out: WriterAction[]): WriterSt
     case 'handOver': {
       const version = lease?.version ?? ownVersion;
       if (version === null) return lose(s, out, false);
-      if (goal.kind === 'release')
-        return send(s, { kind: 'release', data: goal.data }, versionOf(version), now, out);
+      if (goal.kind === 'release') {
+        const intent: WriteIntent =
+          goal.holdMs === undefined
+            ? { kind: 'release', data: goal.data }
+            : { kind: 'renew', leaseMs: goal.holdMs, token: lease?.token ?? 0, data: goal.data };
+        const sent = send(s, intent, versionOf(version), now, out);
+        return { ...sent, goal: { ...goal, sent: sent.seq } };
+      }
       const token = Math.max(lease?.token ?? 0, known?.token ?? 0) + 1;
       const intent = {
         kind: 'handOver',
@@ -266,7 +277,8 @@ function checkDeadline(s: WriterState, now: number, out: WriterAction[]): Writer
   if (!s.lease || now < effectiveDeadline(s)) return s;
   const { goal, pending } = s;
   // A release or hand-over in flight goes on: its outcome tells the caller whether it landed.
-  const writing = pending?.intent.kind === 'release' || pending?.intent.kind === 'handOver';
+  const writing =
+    pending?.intent.kind === 'release' || pending?.intent.kind === 'handOver' || isReleaseWrite(s, pending);
   if ((goal.kind === 'release' || goal.kind === 'handOver') && writing) return s;
   if (goal.kind === 'hold') out.push({ type: 'lost', why: 'expired' });
   if (goal.kind === 'hold' && goal.change) {

@@ -143,14 +143,18 @@ export class WriterDriver {
     });
   }
 
-  /** Releases, storing `data` when given; rejects when the lease was lost or the store refused. */
-  release(data?: unknown): Promise<void> {
+  /**
+   * Releases, storing `data` when given; rejects when the lease was lost or the store refused.
+   * With `holdMs` (lockAtLeastMs), the key is not freed: the lease is shortened to end `holdMs`
+   * from now and left to run out.
+   */
+  release(data?: unknown, holdMs?: number): Promise<void> {
     // A second release while one is under way joins it (the machine takes other data then too).
-    if (this.#state.goal.kind === 'release') return this.#release(data);
-    return this.#inTurn(() => this.#release(data));
+    if (this.#state.goal.kind === 'release') return this.#release(data, holdMs);
+    return this.#inTurn(() => this.#release(data, holdMs));
   }
 
-  #release(data: unknown): Promise<void> {
+  #release(data: unknown, holdMs: number | undefined): Promise<void> {
     const { goal, end } = this.#state;
     // The machine takes a release only from a holder (or a release under way): anything else
     // would never be answered.
@@ -162,7 +166,11 @@ export class WriterDriver {
     const released = deferred<void>();
     this.#releases.push(released);
     const text = data === undefined ? undefined : JSON.stringify(data);
-    this.#feed({ type: 'release', data: text, now: this.#now() });
+    this.#feed(
+      holdMs === undefined
+        ? { type: 'release', data: text, now: this.#now() }
+        : { type: 'release', data: text, holdMs, now: this.#now() },
+    );
     return released.promise;
   }
 
