@@ -1,3 +1,4 @@
+import { isReleaseWrite } from '../../src/protocol/write-outcome.js';
 import type { TimerName, WriterAction, WriterEvent } from '../../src/protocol/writer-events.js';
 import {
   effectiveDeadline,
@@ -53,6 +54,8 @@ export interface World {
   readonly settled: readonly string[];
   /** Per writer: the data its caller's release or hand-over under way stores (null: none), as the caller asked. */
   readonly asking: readonly (string | null)[];
+  /** Per writer: its caller waits for the answer to its first call of release (or hand-over). */
+  readonly awaiting: readonly boolean[];
   /** Per writer: the data its caller's update under way stores (null: none, or an extend). */
   readonly changing: readonly (string | null)[];
   /** How many times the record was deleted from outside (an S3 lifecycle rule, a DynamoDB TTL, a person). */
@@ -97,6 +100,7 @@ export function initialWorld(config: ExploreConfig): World {
     told: config.writers.map(() => false),
     settled: [],
     asking: config.writers.map(() => null),
+    awaiting: config.writers.map(() => false),
     changing: config.writers.map(() => null),
     deletes: 0,
     seen: config.writers.map(() => 0),
@@ -125,6 +129,7 @@ interface Draft {
   told: boolean[];
   settled: string[];
   asking: (string | null)[];
+  awaiting: boolean[];
   changing: (string | null)[];
   deletes: number;
   seen: number[];
@@ -145,6 +150,7 @@ function draftOf(world: World): Draft {
     told: [...world.told],
     settled: [...world.settled],
     asking: [...world.asking],
+    awaiting: [...world.awaiting],
     changing: [...world.changing],
     seen: [...world.seen],
     lag: [...world.lag],
@@ -241,6 +247,7 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
     }
     case 'released': {
       const data = answered(draft.asking, w);
+      draft.awaiting[w] = false;
       draft.told[w] = false;
       if (data !== undefined) draft.settled.push(`${writer.writer}=${data}`);
       if (data !== undefined && !draft.stored.includes(`${writer.writer}=${data}`)) {
@@ -267,6 +274,13 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
     }
     case 'failed': {
       const goal = before.goal;
+      if (action.op !== 'extend') draft.awaiting[w] = false;
+      if (action.why === 'unknown') {
+        // Told its release may have landed: it no longer counts on holding, and its data may
+        // still land (the writer goes on resolving it, and says so once it knows).
+        draft.told[w] = false;
+        return;
+      }
       const data = answered(action.op === 'extend' ? draft.changing : draft.asking, w);
       // Refused: the caller holds as before (a refused extend); lost: it does not.
       draft.told[w] =
@@ -511,7 +525,10 @@ function userCalls(
   const call = (label: string, event: WriterEvent) =>
     add(`${id}: ${label}`, (d) => {
       d.userActions[w]!++;
-      if (event.type === 'release' || event.type === 'handOver') d.asking[w] = event.data ?? null;
+      if (event.type === 'release' || event.type === 'handOver') {
+        if (writer.goal.kind === 'hold') d.awaiting[w] = true;
+        d.asking[w] = event.data ?? null;
+      }
       if (event.type === 'extend') d.changing[w] = event.data ?? null;
       if (event.type === 'release' || event.type === 'handOver' || event.type === 'giveUp') d.told[w] = false;
       deliver(d, config, w, { ...event, now: d.now } as WriterEvent);
@@ -659,6 +676,21 @@ export function checkWorld(world: World, config: ExploreConfig): void {
       throw new Violation('stalled', `${writer.writer} holds with no lease and sends nothing`);
     }
   }
+  world.writers.forEach((writer, w) => {
+    // A caller's release whose write may have landed is answered at once: the writer resolves
+    // it in the background, and the caller is not kept waiting for the store to answer.
+    const { pending } = writer;
+    const ownWrite =
+      pending?.intent.kind === 'release' ||
+      pending?.intent.kind === 'handOver' ||
+      isReleaseWrite(writer, pending);
+    if (world.awaiting[w] && pending?.mayHaveLanded && pending.status !== 'sent' && ownWrite) {
+      throw new Violation(
+        'kept-waiting',
+        `${writer.writer}'s caller still waits for a release whose outcome is unknown`,
+      );
+    }
+  });
   world.writers.forEach((writer, w) => {
     // A holder whose lease nothing renews must look at the record now and then, or it would never
     // learn that an operator freed the key.

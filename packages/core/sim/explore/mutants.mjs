@@ -99,9 +99,9 @@ const MUTANTS = [
   {
     name: 'a refused shortening of a fail-closed lease ends the writer',
     file: 'write-outcome.ts',
-    search: "if (intent.kind === 'renew' && !answersChange(s, pending)) return s;",
+    search: "if (intent.kind === 'renew' && !answersChange(s, pending) && !releasing) return s;",
     replace:
-      "if (intent.kind === 'renew' && s.goal.kind === 'giveBack') return lose(s, out, false);\n    if (intent.kind === 'renew' && !answersChange(s, pending)) return s;",
+      "if (intent.kind === 'renew' && s.goal.kind === 'giveBack') return lose(s, out, false);\n    if (intent.kind === 'renew' && !answersChange(s, pending) && !releasing) return s;",
     config: FAIL_CLOSED,
     check: 'held-for-ever',
   },
@@ -183,8 +183,7 @@ const MUTANTS = [
   {
     name: 'a release that finds the key moved on says the caller still holds it',
     file: 'write-outcome.ts',
-    search:
-      "return lose(s, out, (intent.kind !== 'renew' || answersChange(s, pending)) && pending.mayHaveLanded);",
+    search: 'return lose(s, out, callers && pending.mayHaveLanded);',
     replace:
       "if (intent.kind !== 'renew') { out.push({ type: 'failed', op, why: 'refused', maybeApplied: true }); return end({ ...s, lease: null }, 'lost', out); }\n  return lose(s, out, false);",
     config: SHORT,
@@ -280,6 +279,15 @@ const MUTANTS = [
     replace: ' || answersChange(s, pending);',
     config: KEEP,
     check: 'data',
+    depth: 13,
+  },
+  {
+    name: 'a release whose outcome is unknown keeps its caller waiting for the store',
+    file: 'writer-step.ts',
+    search: "out.push({ type: 'failed', op: goal.kind, why: 'unknown', maybeApplied: true });",
+    replace: '',
+    config: SHORT,
+    check: 'kept-waiting',
     depth: 13,
   },
 ];

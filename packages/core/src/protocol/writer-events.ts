@@ -116,11 +116,15 @@ export type WriterAction =
   | { readonly type: 'passed'; readonly token: number }
   /** No local pass now (no reserved token left, too little lease left, a write in flight…): hand over with a write. */
   | { readonly type: 'notPassed' }
-  /** The caller's release, hand-over or extend failed: `lost` (not held, maybe applied), or `refused` (still held). */
+  /**
+   * The caller's release, hand-over or extend failed: `lost` (not held, maybe applied), `refused`
+   * (still held), or `unknown`: a release or hand-over whose write may have landed; the writer
+   * goes on resolving it, and a release called again joins it.
+   */
   | {
       readonly type: 'failed';
       readonly op: 'release' | 'handOver' | 'extend';
-      readonly why: 'lost' | 'refused';
+      readonly why: 'lost' | 'refused' | 'unknown';
       readonly maybeApplied: boolean;
     }
   | { readonly type: 'ended'; readonly end: WriterEnd };

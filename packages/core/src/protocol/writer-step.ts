@@ -158,9 +158,17 @@ function onWritten(
       // A refusal proves nothing about another copy of it whose outcome was unknown.
       if (!pending.mayHaveLanded) return notApplied(s, pending, undefined, out);
       return pending.status === 'sent' ? { ...s, pending: { ...pending, status: 'unknown' } } : s;
-    case 'unknown':
+    case 'unknown': {
       if (pending.status !== 'sent') return s;
+      // The caller of a release or hand-over hears at once that its outcome is unknown (it no
+      // longer holds the key as far as it can tell); the writer goes on resolving it.
+      const { goal } = s;
+      const callers = pending.intent.kind === 'release' || pending.intent.kind === 'handOver';
+      if ((goal.kind === 'release' || goal.kind === 'handOver') && (callers || isReleaseWrite(s, pending))) {
+        out.push({ type: 'failed', op: goal.kind, why: 'unknown', maybeApplied: true });
+      }
       return { ...s, pending: { ...pending, status: 'unknown', mayHaveLanded: true } };
+    }
   }
 }
 

@@ -416,13 +416,18 @@ export class WriterDriver {
             ? new LockLostError(this.options.key, 'it was no longer held when released', {
                 maybeApplied: action.maybeApplied,
               })
-            : new LockStoreError(
-                `The store refused to release lock "${this.options.key}"; it is still held.`,
-                {
-                  retryable: true,
-                  reason: 'unavailable',
-                },
-              );
+            : action.why === 'unknown'
+              ? new LockStoreError(
+                  `The store did not say whether lock "${this.options.key}" was released; it is settled in the background (release again to wait for it).`,
+                  { retryable: true, maybeApplied: true, reason: 'unavailable' },
+                )
+              : new LockStoreError(
+                  `The store refused to release lock "${this.options.key}"; it is still held.`,
+                  {
+                    retryable: true,
+                    reason: 'unavailable',
+                  },
+                );
         for (const released of this.#takeReleases()) released.reject(error);
         return;
       }

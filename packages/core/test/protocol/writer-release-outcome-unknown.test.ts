@@ -1,0 +1,82 @@
+import { expect, test } from 'vitest';
+import type { LockRecord } from '../../src/contract/lock-record.js';
+import type { LockStore, WriteCondition } from '../../src/contract/lock-store.js';
+import { memoryStore } from '../../src/index.js';
+import { LockStoreError } from '../../src/shared/errors.js';
+import { ManualTime } from '../helpers/manual-time.js';
+import { writerOn } from '../helpers/manual-writer.js';
+
+// A release whose write may have landed: its caller hears so at once (a store error that says
+// it may have been applied), and the writer settles it in the background.
+
+/** A memory store whose next `lose` writes apply but whose answers are lost. */
+function losingStore() {
+  const inner = memoryStore();
+  const state = { lose: 0, writes: 0, failReads: false };
+  const store = Object.assign(Object.create(inner) as LockStore, {
+    async read(key: string) {
+      if (state.failReads)
+        throw new LockStoreError('connection refused', { retryable: true, reason: 'unavailable' });
+      return inner.read(key);
+    },
+    async write(key: string, record: LockRecord, condition: WriteCondition) {
+      state.writes++;
+      const outcome = await inner.write(key, record, condition);
+      if (state.lose > 0) {
+        state.lose--;
+        throw new LockStoreError('socket hang up', {
+          retryable: true,
+          maybeApplied: true,
+          reason: 'unavailable',
+        });
+      }
+      return outcome;
+    },
+  });
+  return { store, inner, state };
+}
+
+test('a release whose answer was lost rejects at once as maybe applied; the writer then finds it landed and ends released', async () => {
+  const time = new ManualTime();
+  const { store, inner, state } = losingStore();
+  const writer = writerOn(store, time, 1);
+  void writer.acquire();
+  await time.advance(1);
+  state.lose = 1;
+  const error = await writer.release({ n: 1 }).then(
+    () => undefined,
+    (failure: unknown) => failure,
+  );
+  expect(error).toBeInstanceOf(LockStoreError);
+  expect((error as LockStoreError).maybeApplied).toBe(true);
+  await time.advance(1);
+  expect(await writer.ended).toBe('released');
+  const { record } = (await inner.read('k'))!;
+  expect(record.holder).toBeNull();
+  expect(record.data).toEqual({ n: 1 });
+  expect(state.writes).toBe(2); // the claim and the release: the read told the rest
+});
+
+test('a release called again while the first one is settled waits for it, and stores its own data', async () => {
+  const time = new ManualTime();
+  const { store, inner, state } = losingStore();
+  const writer = writerOn(store, time, 1);
+  void writer.acquire();
+  await time.advance(1);
+  state.lose = 1;
+  state.failReads = true; // the read that would settle it fails: it is retried later
+  await expect(writer.release({ n: 1 })).rejects.toBeInstanceOf(LockStoreError);
+  let done = false;
+  const again = writer.release({ n: 2 }).then(() => {
+    done = true;
+  });
+  await time.advance(1);
+  expect(done).toBe(false);
+  state.failReads = false;
+  await time.advance(100);
+  await again;
+  // The first release landed; the second call's data was then written over it.
+  expect((await inner.read('k'))!.record.data).toEqual({ n: 2 });
+  expect(state.writes).toBe(3);
+  expect(await writer.ended).toBe('released');
+});
