@@ -169,6 +169,17 @@ function deliver(draft: Draft, config: ExploreConfig, w: number, stamped: Writer
         : undefined;
   const { state, actions } = step(before, event);
   draft.writers[w] = state;
+  // A store that refuses (an outage, throttling) is met by waiting, never by claiming (or giving
+  // back) again at once. (A caller's own call, sent next, is its caller's pace.)
+  if (event.type === 'written' && event.answer.kind === 'refused') {
+    const refusedClaim = before.pending?.intent.kind === 'claim';
+    const again = actions.some(
+      (action) =>
+        action.type === 'write' &&
+        ((refusedClaim && action.intent.kind === 'claim') || state.goal.kind === 'giveBack'),
+    );
+    if (again) throw new Violation('tight-loop', `${before.writer} sends again at once after a refusal`);
+  }
   for (const action of actions) perform(draft, config, w, before, action);
   // (A record with this writer's own entry holds its token and the tokens reserved for it: its
   // own to give again.)
@@ -631,6 +642,21 @@ export function checkWorld(world: World, config: ExploreConfig): void {
       `${[...believers.map((writer) => writer.writer), ...outside.map((holder) => holder.writer)].join(', ')} all believe they hold (limit ${config.limit})`,
     );
   }
+  world.writers.forEach((writer, w) => {
+    // One write awaiting its answer per writer (a copy whose request timed out may still land,
+    // but the writer has stopped waiting for it, and resolves it by reading).
+    const seqs = new Set(
+      world.net.flatMap((message) =>
+        message.w === w && message.kind === 'write' && !message.timedOut ? [message.write.seq] : [],
+      ),
+    );
+    if (seqs.size > 1) {
+      throw new Violation(
+        'one-write',
+        `${writer.writer} has writes ${[...seqs].join(', ')} in flight at once`,
+      );
+    }
+  });
   world.writers.forEach((writer, w) => {
     const { pending } = writer;
     const inFlight = (kind: 'write' | 'read', seq: number) =>

@@ -116,6 +116,8 @@ export function notApplied(
       // (the retry's read finds the entry, if it is still there) instead of failing the wait.
       if (s.goal.kind === 'acquire')
         return { ...s, known: s.known && { ...s.known, own: undefined, claimable: false } };
+      // Giving back a record of its own that it never trusted: still its own, so it tries again.
+      if (s.goal.kind === 'giveBack' && intent.kind === 'release') return s;
       return lose(s, out, false);
     }
     // A heartbeat refused: the lease stands, and the caller's change, if any, is sent next.

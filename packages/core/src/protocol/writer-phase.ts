@@ -24,9 +24,11 @@ export type WriterPhase = (typeof PHASES)[number];
 export function phaseOf(state: WriterState): WriterPhase {
   if (state.end !== null) return 'ended';
   const { goal, pending } = state;
-  const unknown = pending !== null && pending.status !== 'sent';
+  const unknown = pending !== null && pending.status !== 'sent' && pending.status !== 'refused';
   switch (goal.kind) {
     case 'acquire':
+      // A claim the store refused: waiting for the retry time before the next one.
+      if (pending?.status === 'refused') return 'waiting';
       if (pending) return unknown ? 'claimUnknown' : 'claiming';
       return state.reading ? 'checking' : 'waiting';
     case 'hold':

@@ -119,7 +119,9 @@ export type WriteCondition =
 /**
  * The writer's one write in flight or of unknown outcome. `sent`: waiting for its answer;
  * `unknown`: its outcome is unknown and a read is due; `reading`: that read is in flight;
- * `backoff`: that read failed, and the retry timer will send another.
+ * `backoff`: that read failed, and the retry timer will send another; `refused`: the store
+ * refused it for certain, and the retry timer decides the next write (a claim or a giving back
+ * is not sent again at once).
  */
 export interface PendingWrite {
   readonly seq: number;
@@ -127,7 +129,7 @@ export interface PendingWrite {
   readonly condition: WriteCondition;
   /** Monotonic time of the first send: a lease it wins counts from then, whichever copy landed. */
   readonly sentAt: number;
-  readonly status: 'sent' | 'unknown' | 'reading' | 'backoff';
+  readonly status: 'sent' | 'unknown' | 'reading' | 'backoff' | 'refused';
   /** Some copy of it had an unknown outcome: a refusal of a later copy proves nothing. */
   readonly mayHaveLanded: boolean;
   /**

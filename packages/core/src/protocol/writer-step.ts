@@ -154,10 +154,20 @@ function onWritten(
     case 'conflict':
       if (answer.view) return resolveWith(s, pending, answer.view, now, out);
       return pending.status === 'sent' ? { ...s, pending: { ...pending, status: 'unknown' } } : s;
-    case 'refused':
+    case 'refused': {
       // A refusal proves nothing about another copy of it whose outcome was unknown.
-      if (!pending.mayHaveLanded) return notApplied(s, pending, undefined, out);
-      return pending.status === 'sent' ? { ...s, pending: { ...pending, status: 'unknown' } } : s;
+      if (pending.mayHaveLanded) {
+        return pending.status === 'sent' ? { ...s, pending: { ...pending, status: 'unknown' } } : s;
+      }
+      // A claim, or a giving back that nobody waits for, is tried again only after the retry
+      // time, on what a read then shows: an outage or throttling is not met with a tight loop.
+      const claiming = pending.intent.kind === 'claim' && s.goal.kind === 'acquire';
+      if (claiming || (pending.intent.kind !== 'claim' && s.goal.kind === 'giveBack')) {
+        out.push({ type: 'arm', timer: 'retry', at: now + s.terms.retryMs });
+        return { ...s, pending: { ...pending, status: 'refused' } };
+      }
+      return notApplied(s, pending, undefined, out);
+    }
     case 'unknown': {
       if (pending.status !== 'sent') return s;
       // The caller of a release or hand-over hears at once that its outcome is unknown (it no
@@ -175,6 +185,7 @@ function onWritten(
 function onTimer(s: WriterState, timer: TimerName, now: number, out: WriterAction[]): WriterState {
   if (timer === 'retry') {
     if (s.pending?.status === 'backoff') return { ...s, pending: { ...s.pending, status: 'unknown' } };
+    if (s.pending?.status === 'refused') return notApplied(s, s.pending, undefined, out);
     if (s.goal.kind !== 'acquire' || s.lease || s.pending || s.reading) return s;
     out.push({ type: 'read', for: 0 });
     return { ...s, reading: true };
