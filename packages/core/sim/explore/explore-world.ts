@@ -323,6 +323,7 @@ function perform(draft: Draft, config: ExploreConfig, w: number, before: WriterS
       return;
     }
     case 'notPassed':
+    case 'renewed':
     case 'ended':
       return;
   }

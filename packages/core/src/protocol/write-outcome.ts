@@ -65,6 +65,7 @@ export function landed(
       out.push({ type: 'extended' });
       return { ...s, goal: { kind: 'hold' } };
     }
+    if (s.goal.kind === 'hold') out.push({ type: 'renewed' });
     return s;
   }
   if (intent.kind === 'release') {

@@ -100,6 +100,8 @@ export type WriterAction =
   | { readonly type: 'lost'; readonly why: 'expired' | 'taken' }
   /** The caller's extend (or update) landed. */
   | { readonly type: 'extended' }
+  /** A heartbeat renewal landed: the lease is trusted anew. */
+  | { readonly type: 'renewed' }
   /** The caller's release (or hand-over) is done. */
   | { readonly type: 'released' }
   /** Pass the lease to the local waiter `to` (its writer gets `handedOver`). */

@@ -69,6 +69,7 @@ export function writerOn(
     lockId?: string;
     /** Terms over the defaults (a 10 s lease, renewed halfway through). */
     terms?: Partial<WriterTerms>;
+    onRenewed?: () => void;
   } = {},
 ) {
   const terms: WriterTerms = {
@@ -90,6 +91,7 @@ export function writerOn(
     limit: options.limit ?? 1,
     clockMode: options.clockMode ?? 'trusted',
     time: scheduler,
+    ...(options.onRenewed ? { onRenewed: options.onRenewed } : {}),
     claimable: (current: VersionedRecord) => {
       const expiresAt = current.record.holder?.expiresAt;
       return expiresAt != null && expiresAt <= scheduler.now();

@@ -2,7 +2,12 @@ import type { LeaseHolder, LockRecord, SlotHolder, VersionedRecord } from '../..
 import type { ClaimRequest, LockStore, WriteCondition } from '../../contract/lock-store.js';
 import { writeIdOf } from '../../protocol/write-id.js';
 import type { TimerName, WriteAnswer, WriterAction, WriterEvent } from '../../protocol/writer-events.js';
-import { newWriter, type WriterState, type WriterTerms } from '../../protocol/writer-state.js';
+import {
+  effectiveDeadline,
+  newWriter,
+  type WriterState,
+  type WriterTerms,
+} from '../../protocol/writer-state.js';
 import { step } from '../../protocol/writer-step.js';
 import type { ClockMode } from '../../shared/clock.js';
 import { LockLostError, LockNotHeldError, LockStoreError } from '../../shared/errors.js';
@@ -36,6 +41,8 @@ export interface WriterDriverOptions {
   readonly claimable: (current: VersionedRecord) => boolean;
   /** The holders of a semaphore record that still hold it, as this client judges them (default: each by `claimable`). */
   readonly liveSlots?: (current: VersionedRecord) => SlotHolder[];
+  /** Called each time a write of the holder lands and trusts its lease anew (a heartbeat, an extend, an update). */
+  readonly onRenewed?: () => void;
 }
 
 /**
@@ -286,6 +293,27 @@ export class WriterDriver {
     return this.options.time.monotonic();
   }
 
+  /**
+   * Checks the clocks now, without waiting for a timer: a lease past its deadline (or a suspend
+   * the monotonic clock missed) ends at once, and `signal` says so before this returns. A
+   * process that was paused learns it on its first look.
+   */
+  check(): void {
+    // Only when something is due: an event re-arms the timers, and a caller that checks in a
+    // loop must not keep postponing its own renewal.
+    if (this.#state.end !== null || this.#state.lease === null) return;
+    const now = this.#now();
+    if (this.#suspended()) this.#feed({ type: 'suspended', now });
+    else if (now >= effectiveDeadline(this.#state)) this.#feed({ type: 'timer', timer: 'deadline', now });
+  }
+
+  /** The record as the writer's lease (or, before it holds one, its last look) last saw it. */
+  get record(): LockRecord | undefined {
+    const { lease, known } = this.#state;
+    const version = lease?.version ?? known?.version;
+    return version ? this.#records.get(version)?.record : undefined;
+  }
+
   /** How many records the driver keeps: a lease renewed for a long time must not grow it. */
   get recordsKept(): number {
     return this.#records.size;
@@ -387,6 +415,10 @@ export class WriterDriver {
         return;
       case 'extended':
         this.#takeChange()?.resolve();
+        this.options.onRenewed?.();
+        return;
+      case 'renewed':
+        this.options.onRenewed?.();
         return;
       case 'passed':
         this.#passed = action.token;
