@@ -59,7 +59,10 @@ export interface Lease {
   readonly top: number;
   /** Monotonic time from which the lease is no longer trusted (Infinity: fail-closed). */
   readonly deadline: number;
-  /** Monotonic time the lease was last confirmed: its last write's send, or a read that showed it. */
+  /**
+   * Monotonic time the lease was last confirmed: its last write's send, or a read that showed it
+   * (for a lease nothing renews, a failed look counts too: the next waits its interval).
+   */
   readonly confirmedAt: number;
 }
 

@@ -64,6 +64,8 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
         return { ...s, pending: { ...s.pending, status: 'backoff' } };
       }
       if (e.for !== 0 || !s.reading) return s;
+      // A holder's failed look proves nothing either way: it looks again `verifyMs` from now.
+      if (s.lease) return { ...s, reading: false, lease: { ...s.lease, confirmedAt: e.now } };
       out.push({ type: 'arm', timer: 'retry', at: e.now + s.terms.retryMs });
       return { ...s, reading: false };
     case 'timer':

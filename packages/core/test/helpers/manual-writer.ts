@@ -70,6 +70,8 @@ export function writerOn(
     /** Terms over the defaults (a 10 s lease, renewed halfway through). */
     terms?: Partial<WriterTerms>;
     onRenewed?: () => void;
+    /** Its caller paces its tries (`attempt()`). */
+    pacedByCaller?: boolean;
   } = {},
 ) {
   const terms: WriterTerms = {
@@ -92,6 +94,7 @@ export function writerOn(
     clockMode: options.clockMode ?? 'trusted',
     time: scheduler,
     ...(options.onRenewed ? { onRenewed: options.onRenewed } : {}),
+    ...(options.pacedByCaller ? { pacedByCaller: true } : {}),
     claimable: (current: VersionedRecord) => {
       const expiresAt = current.record.holder?.expiresAt;
       return expiresAt != null && expiresAt <= scheduler.now();

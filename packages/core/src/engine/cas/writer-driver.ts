@@ -43,7 +43,16 @@ export interface WriterDriverOptions {
   readonly liveSlots?: (current: VersionedRecord) => SlotHolder[];
   /** Called each time a write of the holder lands and trusts its lease anew (a heartbeat, an extend, an update). */
   readonly onRenewed?: () => void;
+  /**
+   * The caller decides when a waiting writer looks at the key again (one poller for a key's
+   * local waiters, with its own pace and backoff): the writer arms no retry timer of its own
+   * while it waits, and each `attempt()` is one try. Resolving its own writes stays its own.
+   */
+  readonly pacedByCaller?: boolean;
 }
+
+/** What one `attempt()` found: the key won (its fencing token), or held by others as the record shows (null: no record). */
+export type AttemptResult = { readonly token: number } | { readonly held: VersionedRecord | null };
 
 /**
  * Drives one writer of the state machine against a store: performs the actions `step` returns
@@ -83,6 +92,11 @@ export class WriterDriver {
   #afterForce: WriterEvent[] = [];
   /** The store's error for the last write it refused for certain (a resume reports it). */
   #refused: LockStoreError | undefined;
+  /** The caller's try under way (`pacedByCaller`), and whether the writer has started. */
+  #attempt: ReturnType<typeof deferred<AttemptResult>> | undefined;
+  #started = false;
+  /** Why the last look before a claim failed: the try under way is rejected with it. */
+  #readError: unknown;
 
   constructor(private readonly options: WriterDriverOptions) {
     const { terms, store, limit } = options;
@@ -116,8 +130,47 @@ export class WriterDriver {
 
   /** Starts claiming; resolves with the fencing token once held. */
   acquire(): Promise<number> {
+    this.#started = true;
     this.#feed({ type: 'start', now: this.#now() });
     return this.#acquired.promise;
+  }
+
+  /**
+   * One try at the key, for a writer paced by its caller: a claim (after a look, unless the key
+   * was last seen claimable or never seen), answered once its outcome is known. Resolves with
+   * the token, or with the record that shows the key held; rejects with the store's error when
+   * the look failed or the store refused the claim, and with LockLostError once the writer ended.
+   */
+  attempt(): Promise<AttemptResult> {
+    if (!this.options.pacedByCaller)
+      throw new Error('WriterDriver: attempt() is for a writer paced by its caller');
+    if (this.#attempt) return this.#attempt.promise;
+    const attempt = deferred<AttemptResult>();
+    this.#attempt = attempt;
+    if (this.#state.end !== null) {
+      this.#settleAttempt(new LockLostError(this.options.key, `the acquisition ended (${this.#state.end})`));
+    } else if (!this.#started) {
+      this.acquire().catch(() => undefined);
+    } else {
+      this.#observe({ type: 'timer', timer: 'retry', now: this.#now() });
+    }
+    return attempt.promise;
+  }
+
+  /** Answers the try under way: with a result, or rejected with `error`. */
+  #settleAttempt(outcome: AttemptResult | unknown): void {
+    const attempt = this.#attempt;
+    if (!attempt) return;
+    this.#attempt = undefined;
+    if (outcome instanceof Error) attempt.reject(outcome);
+    else attempt.resolve(outcome as AttemptResult);
+  }
+
+  /** Whether the writer waits for the key with nothing of its own to resolve: its caller's pace decides the next try. */
+  #waitsForCaller(): boolean {
+    const { goal, lease, pending, reading } = this.#state;
+    if (!this.options.pacedByCaller || goal.kind !== 'acquire' || lease || reading) return false;
+    return pending === null || pending.status === 'refused';
   }
 
   /**
@@ -390,6 +443,17 @@ export class WriterDriver {
         void this.#write(action);
         return;
       case 'arm': {
+        if (action.timer === 'retry' && this.#waitsForCaller()) {
+          // The try is over: say what it found; the caller's next try feeds the retry.
+          const error = this.#readError ?? (this.#state.pending ? this.#refused : undefined);
+          this.#readError = undefined;
+          if (error) this.#settleAttempt(error);
+          else {
+            const version = this.#state.known?.version;
+            this.#settleAttempt({ held: version ? (this.#records.get(version) ?? null) : null });
+          }
+          return;
+        }
         this.#timers.get(action.timer)?.cancel();
         const ms = Math.max(0, action.at - this.#now());
         const timer = action.timer;
@@ -401,6 +465,7 @@ export class WriterDriver {
       }
       case 'acquired':
         this.#acquired.resolve(action.token);
+        this.#settleAttempt({ token: action.token });
         return;
       case 'lost':
         this.#lost.abort(
@@ -477,6 +542,7 @@ export class WriterDriver {
       }
       case 'ended':
         for (const timer of this.#timers.values()) timer.cancel();
+        this.#settleAttempt(new LockLostError(this.options.key, `the acquisition ended (${action.end})`));
         this.#acquired.reject(new LockLostError(this.options.key, `the acquisition ended (${action.end})`));
         this.#ended.resolve(action.end);
         for (const released of this.#takeReleases()) {
@@ -525,6 +591,7 @@ export class WriterDriver {
     try {
       current = await this.options.store.read(this.options.key);
     } catch (error) {
+      if (forSeq === 0 && this.options.pacedByCaller) this.#readError = error;
       this.#observe({ type: 'readFailed', for: forSeq, now: this.#now() });
       // No retry reads a corrupted record (or gets past a store's own bug): the waiting caller
       // hears why, as today's acquire does, instead of waiting forever.
