@@ -157,8 +157,8 @@ const MUTANTS = [
   {
     name: 'a refused write after an unknown copy taken as not applied',
     file: 'writer-step.ts',
-    search: '      if (pending.mayHaveLanded) {\n',
-    replace: '      if (false) {\n',
+    search: "      if (pending.mayHaveLanded) {\n        if (pending.status !== 'sent') return s;",
+    replace: "      if (false) {\n        if (pending.status !== 'sent') return s;",
     config: FAIL_CLOSED,
     check: 'held-for-ever',
   },

@@ -40,8 +40,12 @@ export function landed(
     // A release that keeps the lease a while: shortened, it now runs out by itself.
     const { goal } = state;
     if (goal.data !== undefined && goal.data !== intent.data) {
-      const again = { ...intent, data: goal.data };
-      const sent = sendNow(s, again, version, now, out);
+      // Asked again with other data: stored by one more write on the lease as it now stands,
+      // which is the shortened one (trusted no longer than it).
+      const deadline = deadlineFrom(pending.sentAt, intent.leaseMs, s.terms.marginMs, now - pending.sentAt);
+      const top = s.known?.token ?? token;
+      const lease = { version, token: leaseToken, top, deadline, confirmedAt: pending.sentAt };
+      const sent = sendNow({ ...s, lease }, { ...intent, data: goal.data }, version, now, out);
       return { ...sent, goal: { ...goal, sent: sent.seq } };
     }
     out.push({ type: 'released' });
@@ -72,7 +76,9 @@ export function landed(
     // The caller asked again since, for other data (told that this one's outcome was unknown):
     // nobody wrote after this write, so the record is still this writer's to write.
     if (s.goal.kind === 'release' && s.goal.data !== undefined && s.goal.data !== intent.data) {
-      return sendNow(s, { kind: 'release', data: s.goal.data }, version, now, out);
+      // The key is free from here on: the writer holds no lease (a refusal of this write must
+      // not put it back to holding).
+      return sendNow({ ...s, lease: null }, { kind: 'release', data: s.goal.data }, version, now, out);
     }
     if (s.goal.kind === 'release') out.push({ type: 'released' });
     return end(s, 'released', out);

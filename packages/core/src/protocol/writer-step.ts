@@ -132,7 +132,8 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       const known = { version: e.version, token: e.top, lastSeq: undefined, own, claimable: false };
       const terms = { ...s.terms, leaseMs: e.leaseMs };
       const lease = { version: e.version, token: e.token, top: e.top, deadline, confirmedAt: e.sentAt };
-      const handed = { ...s, terms, known, lease };
+      // A look of its own still on its way shows the record before the hand-over: it is dropped.
+      const handed = { ...s, terms, known, lease, reading: false };
       if (s.goal.kind === 'giveBack') return handed;
       if (e.now >= deadline) return { ...handed, lease: null }; // too late to trust: renewed first
       out.push({ type: 'acquired', token: e.token });
@@ -157,9 +158,13 @@ function onWritten(
       if (answer.view) return resolveWith(s, pending, answer.view, now, out);
       return pending.status === 'sent' ? { ...s, pending: { ...pending, status: 'unknown' } } : s;
     case 'refused': {
-      // A refusal proves nothing about another copy of it whose outcome was unknown.
+      // A refusal proves nothing about another copy of it whose outcome was unknown: read
+      // again, after the retry time (a store that refuses writes but answers reads is not met
+      // with a loop of reads and copies).
       if (pending.mayHaveLanded) {
-        return pending.status === 'sent' ? { ...s, pending: { ...pending, status: 'unknown' } } : s;
+        if (pending.status !== 'sent') return s;
+        out.push({ type: 'arm', timer: 'retry', at: now + s.terms.retryMs });
+        return { ...s, pending: { ...pending, status: 'backoff' } };
       }
       // A claim, or a giving back that nobody waits for, is tried again only after the retry
       // time, on what a read then shows: an outage or throttling is not met with a tight loop.
@@ -172,6 +177,11 @@ function onWritten(
     }
     case 'unknown': {
       if (pending.status !== 'sent') return s;
+      // A copy sent again came back unknown too: the next read waits the retry time.
+      if (pending.mayHaveLanded) {
+        out.push({ type: 'arm', timer: 'retry', at: now + s.terms.retryMs });
+        return { ...s, pending: { ...pending, status: 'backoff' } };
+      }
       // The caller of a release or hand-over hears at once that its outcome is unknown (it no
       // longer holds the key as far as it can tell); the writer goes on resolving it.
       const { goal } = s;
@@ -197,7 +207,14 @@ function onTimer(s: WriterState, timer: TimerName, now: number, out: WriterActio
     out.push({ type: 'read', for: 0 });
     return { ...s, reading: true };
   }
-  if (timer === 'renew' && s.goal.kind === 'hold' && s.lease && !s.pending && !nothingRenews(s.terms)) {
+  if (
+    timer === 'renew' &&
+    s.goal.kind === 'hold' &&
+    s.lease &&
+    !s.pending &&
+    !s.reading &&
+    !nothingRenews(s.terms)
+  ) {
     if (now < renewAt(s)) return s;
     const intent = { kind: 'renew', leaseMs: s.terms.leaseMs, token: s.lease.token } as const;
     return send(s, intent, versionOf(s.lease.version), now, out);

@@ -146,8 +146,9 @@ test('release() called twice: both calls settle', async () => {
   await writer.acquire();
   const first = writer.release({ n: 1 });
   const second = writer.release({ n: 2 });
-  expect(await second).toBeUndefined();
-  await settled(first); // answered, one way or the other
+  // The second waits for the first's answer: released, so the second's data is not stored.
+  expect(await first).toBeUndefined();
+  await expect(second).rejects.toThrow(/not held/);
 });
 
 test('a corrupted record: acquire() fails with the LockCorruptedError instead of polling forever', async () => {

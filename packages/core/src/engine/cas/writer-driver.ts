@@ -97,6 +97,8 @@ export class WriterDriver {
   #started = false;
   /** Why the last look before a claim failed: the try under way is rejected with it. */
   #readError: unknown;
+  /** A retry the machine asked for was left to the caller's next try: owed once the writer no longer waits for one. */
+  #retryOwed = false;
 
   constructor(private readonly options: WriterDriverOptions) {
     const { terms, store, limit } = options;
@@ -152,6 +154,7 @@ export class WriterDriver {
     } else if (!this.#started) {
       this.acquire().catch(() => undefined);
     } else {
+      this.#retryOwed = false;
       this.#observe({ type: 'timer', timer: 'retry', now: this.#now() });
     }
     return attempt.promise;
@@ -209,8 +212,10 @@ export class WriterDriver {
    * from now and left to run out.
    */
   release(data?: unknown, holdMs?: number): Promise<void> {
-    // A second release while one is under way joins it (the machine takes other data then too).
-    if (this.#state.goal.kind === 'release') return this.#release(data, holdMs);
+    // Called again once the first was answered (its outcome unknown): it joins the release under
+    // way, with its data. While the first caller still waits, it waits for that answer first.
+    if (this.#state.goal.kind === 'release' && this.#releases.length === 0)
+      return this.#release(data, holdMs);
     return this.#inTurn(() => this.#release(data, holdMs));
   }
 
@@ -417,6 +422,12 @@ export class WriterDriver {
     }
     // Only after the last: a record a store's answer brought is not yet known to the machine before.
     this.#forgetRecords();
+    // The caller gave up, or the writer was handed the lease, while a retry was left to the
+    // caller's next try: the writer takes it up itself (a refused claim is then settled).
+    if (this.#retryOwed && this.#state.end === null && !this.#waitsForCaller()) {
+      this.#retryOwed = false;
+      this.#perform({ type: 'arm', timer: 'retry', at: this.#now() });
+    }
   }
 
   /**
@@ -447,6 +458,7 @@ export class WriterDriver {
           // The try is over: say what it found; the caller's next try feeds the retry.
           const error = this.#readError ?? (this.#state.pending ? this.#refused : undefined);
           this.#readError = undefined;
+          this.#retryOwed = true;
           if (error) this.#settleAttempt(error);
           else {
             const version = this.#state.known?.version;
