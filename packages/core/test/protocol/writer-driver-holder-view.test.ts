@@ -8,21 +8,27 @@ import { watchedStore, writerOn } from '../helpers/manual-writer.js';
 // of the clocks on demand (a paused process learns at its first look, before its timers run),
 // and the record as its lease last saw it.
 
-test('onRenewed is called for each heartbeat that landed, and for an extend', async () => {
-  const time = new ManualTime();
+/** A holder renewed every second that counts the renewals it is told of. */
+function renewedEverySecond(time: ManualTime) {
   const { store } = watchedStore();
-  let renewed = 0;
+  const renewals = { count: 0 };
   const writer = writerOn(store, time, 1, {
     terms: { renewEveryMs: 1_000 },
     onRenewed: () => {
-      renewed++;
+      renewals.count++;
     },
   });
+  return { writer, renewals };
+}
+
+test('onRenewed is called for each heartbeat that landed, and for an extend', async () => {
+  const time = new ManualTime();
+  const { writer, renewals } = renewedEverySecond(time);
   void writer.acquire();
   await time.advance(3_000);
-  expect(renewed).toBe(3);
+  expect(renewals.count).toBe(3);
   await writer.extend(20_000);
-  expect(renewed).toBe(4);
+  expect(renewals.count).toBe(4);
   await writer.release();
 });
 
@@ -50,21 +56,14 @@ test('check() ends a lease whose deadline passed while timers had not run yet (a
 
 test('check() called over and over does not put off the renewal', async () => {
   const time = new ManualTime();
-  const { store } = watchedStore();
-  let renewed = 0;
-  const writer = writerOn(store, time, 1, {
-    terms: { renewEveryMs: 1_000 },
-    onRenewed: () => {
-      renewed++;
-    },
-  });
+  const { writer, renewals } = renewedEverySecond(time);
   void writer.acquire();
   await time.advance(900);
   for (let ms = 0; ms < 200; ms++) {
     writer.check();
     await time.advance(1);
   }
-  expect(renewed).toBe(1);
+  expect(renewals.count).toBe(1);
   await writer.release();
 });
 

@@ -36,12 +36,18 @@ function losingStore() {
   return { store, inner, state };
 }
 
-test('a release whose answer was lost rejects at once as maybe applied; the writer then finds it landed and ends released', async () => {
+/** A writer holding key "k" of a losingStore. */
+async function holding() {
   const time = new ManualTime();
   const { store, inner, state } = losingStore();
   const writer = writerOn(store, time, 1);
   void writer.acquire();
   await time.advance(1);
+  return { time, inner, state, writer };
+}
+
+test('a release whose answer was lost rejects at once as maybe applied; the writer then finds it landed and ends released', async () => {
+  const { time, inner, state, writer } = await holding();
   state.lose = 1;
   const error = await writer.release({ n: 1 }).then(
     () => undefined,
@@ -58,11 +64,7 @@ test('a release whose answer was lost rejects at once as maybe applied; the writ
 });
 
 test('a release called again while the first one is settled waits for it, and stores its own data', async () => {
-  const time = new ManualTime();
-  const { store, inner, state } = losingStore();
-  const writer = writerOn(store, time, 1);
-  void writer.acquire();
-  await time.advance(1);
+  const { time, inner, state, writer } = await holding();
   state.lose = 1;
   state.failReads = true; // the read that would settle it fails: it is retried later
   await expect(writer.release({ n: 1 })).rejects.toBeInstanceOf(LockStoreError);

@@ -150,7 +150,7 @@ export class WriterDriver {
     const attempt = deferred<AttemptResult>();
     this.#attempt = attempt;
     if (this.#state.end !== null) {
-      this.#settleAttempt(new LockLostError(this.options.key, `the acquisition ended (${this.#state.end})`));
+      this.#settleAttempt(this.#endedError(this.#state.end));
     } else if (!this.#started) {
       this.acquire().catch(() => undefined);
     } else {
@@ -158,6 +158,11 @@ export class WriterDriver {
       this.#observe({ type: 'timer', timer: 'retry', now: this.#now() });
     }
     return attempt.promise;
+  }
+
+  /** What a caller waiting to acquire hears once the writer ended. */
+  #endedError(end: WriterState['end']): LockLostError {
+    return new LockLostError(this.options.key, `the acquisition ended (${end})`);
   }
 
   /** Answers the try under way: with a result, or rejected with `error`. */
@@ -554,8 +559,8 @@ export class WriterDriver {
       }
       case 'ended':
         for (const timer of this.#timers.values()) timer.cancel();
-        this.#settleAttempt(new LockLostError(this.options.key, `the acquisition ended (${action.end})`));
-        this.#acquired.reject(new LockLostError(this.options.key, `the acquisition ended (${action.end})`));
+        this.#settleAttempt(this.#endedError(action.end));
+        this.#acquired.reject(this.#endedError(action.end));
         this.#ended.resolve(action.end);
         for (const released of this.#takeReleases()) {
           released.reject(new LockLostError(this.options.key, `the lease ended (${action.end})`));
