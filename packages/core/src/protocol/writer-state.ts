@@ -181,11 +181,12 @@ export function newWriter(writer: string, terms: WriterTerms, known?: RecordView
 /**
  * The monotonic time from which a lease confirmed by a write sent at `sentAt` is not trusted:
  * the lease less the margin, or less twice the time the write took (`writeMs`: the next one may
- * take as long) when that is more, though never more than half the lease for that reason.
+ * take as long) when that is more, though never less than half the lease (a lease extended to
+ * something shorter than the margin is still trusted for half its length).
  */
 export function deadlineFrom(sentAt: number, leaseMs: number | null, marginMs: number, writeMs = 0): number {
   if (leaseMs === null) return Number.POSITIVE_INFINITY;
-  return sentAt + leaseMs - Math.max(marginMs, Math.min(2 * writeMs, leaseMs / 2));
+  return sentAt + leaseMs - Math.min(Math.max(marginMs, 2 * writeMs), leaseMs / 2);
 }
 
 /**

@@ -1,14 +1,16 @@
 import type { LeaseHolder, LockRecord, SlotHolder, VersionedRecord } from '../../contract/lock-record.js';
 import type { ClaimRequest, LockStore, WriteCondition } from '../../contract/lock-store.js';
-import { writeIdOf } from '../../protocol/write-id.js';
+import { seqOf, writeIdOf } from '../../protocol/write-id.js';
 import type { TimerName, WriteAnswer, WriterAction, WriterEvent } from '../../protocol/writer-events.js';
 import {
   effectiveDeadline,
   newWriter,
+  type WriterEnd,
   type WriterState,
   type WriterTerms,
 } from '../../protocol/writer-state.js';
 import { step } from '../../protocol/writer-step.js';
+import type { AttemptResult, LeaseWatcher, StoreLease } from '../store-lease.js';
 import type { ClockMode } from '../../shared/clock.js';
 import { LockLostError, LockNotHeldError, LockStoreError } from '../../shared/errors.js';
 import type { ScheduledTimer, Scheduler } from '../../shared/scheduler.js';
@@ -28,6 +30,8 @@ export interface WriterDriverOptions {
   readonly owner: string;
   /** The context the holder entry stores (the caller's `context` option). */
   readonly context?: string;
+  /** When the acquisition began (wall clock), for a writer that takes one over (a resume); default: its claim's send. */
+  readonly acquiredAt?: number;
   /** `claimBy: 'state'`: DynamoDB's one-request claim, for a finite lock on a store that offers it. */
   readonly terms: WriterTerms;
   /** This client's clock mode (default trusted): on untrusted clocks a holder stores no expiry (stored-expiry.ts). */
@@ -51,16 +55,15 @@ export interface WriterDriverOptions {
   readonly pacedByCaller?: boolean;
 }
 
-/** What one `attempt()` found: the key won (its fencing token), or held by others as the record shows (null: no record). */
-export type AttemptResult = { readonly token: number } | { readonly held: VersionedRecord | null };
+export type { AttemptResult } from '../store-lease.js';
 
 /**
  * Drives one writer of the state machine against a store: performs the actions `step` returns
  * (requests, timers, answers to the caller) and feeds what happens back as events. It owns the
- * promises, the timers and the records by version, and decides nothing. Not used by LockClient
- * yet: the next step of the redesign moves Lock and the key queue onto it.
+ * promises, the timers and the records by version, and decides nothing: the store lease of the
+ * compare-and-swap engine, which LockClient's Locks and key queues drive.
  */
-export class WriterDriver {
+export class WriterDriver implements StoreLease {
   #state: WriterState;
   /** The records seen, by version: a write is built on the record its condition names. */
   readonly #records = new Map<string, VersionedRecord>();
@@ -68,11 +71,14 @@ export class WriterDriver {
   readonly #acquired = deferred<number>();
   /** The callers' releases not answered yet: a second call (other data) is answered with the first. */
   #releases: ReturnType<typeof deferred<void>>[] = [];
-  readonly #ended = deferred<WriterState['end']>();
+  readonly #ended = deferred<WriterEnd>();
   readonly #lost = new AbortController();
   /** The writer this one hands its lease to, while a hand-over is under way. */
   #handingTo: WriterDriver | undefined;
-  /** The caller a local pass gave the lease to: the next write stores when it took it, and its context. */
+  /**
+   * The caller holding the lease, as its entry stores it: when it took the key (its claim's
+   * send, or the local pass that gave it the lease) and its context.
+   */
   #caller: { readonly acquiredAt: number; readonly context: string | undefined } | undefined;
   /** What the last `pass` event answered: the token it gave, or undefined. */
   #passed: number | undefined;
@@ -95,10 +101,14 @@ export class WriterDriver {
   /** The caller's try under way (`pacedByCaller`), and whether the writer has started. */
   #attempt: ReturnType<typeof deferred<AttemptResult>> | undefined;
   #started = false;
-  /** Why the last look before a claim failed: the try under way is rejected with it. */
+  /** Why the last look failed: the try under way is rejected with it. */
   #readError: unknown;
+  /** The error of the last write whose outcome is unknown: a try that cannot resolve it says so. */
+  #unknownError: unknown;
   /** A retry the machine asked for was left to the caller's next try: owed once the writer no longer waits for one. */
   #retryOwed = false;
+  /** Who hears what happens to the lease: the Lock holding it now. */
+  #watcher: LeaseWatcher | undefined;
 
   constructor(private readonly options: WriterDriverOptions) {
     const { terms, store, limit } = options;
@@ -109,6 +119,8 @@ export class WriterDriver {
         'WriterDriver: the one-request claim needs a store that offers it, a finite lease and a lock',
       );
     }
+    if (options.acquiredAt !== undefined)
+      this.#caller = { acquiredAt: options.acquiredAt, context: options.context };
     // A semaphore slot never passes on locally: the tokens above its own are other holders'.
     this.#state = newWriter(options.writer, limit > 1 ? { ...terms, slot: true } : terms);
     // Nobody awaits these when things go another way.
@@ -120,13 +132,43 @@ export class WriterDriver {
     return this.#state;
   }
 
+  get key(): string {
+    return this.options.key;
+  }
+
+  get lockId(): string {
+    return this.options.lockId;
+  }
+
+  get isOver(): boolean {
+    return this.#state.end !== null;
+  }
+
+  get heldToken(): number | undefined {
+    const { goal, lease, end } = this.#state;
+    return end === null && goal.kind === 'hold' && lease ? lease.token : undefined;
+  }
+
+  /** Resolves with the fencing token once the lease is held (won by a claim, or handed over). */
+  get acquired(): Promise<number> {
+    return this.#acquired.promise;
+  }
+
+  wrote(writeId: string): boolean {
+    return seqOf(writeId, this.options.writer) !== undefined;
+  }
+
+  watch(watcher: LeaseWatcher | undefined): void {
+    this.#watcher = watcher;
+  }
+
   /** Aborts when the lease is lost. */
   get signal(): AbortSignal {
     return this.#lost.signal;
   }
 
   /** Settles once the writer ends (released, handed over, lost or given up), with how. */
-  get ended(): Promise<WriterState['end']> {
+  get ended(): Promise<WriterEnd> {
     return this.#ended.promise;
   }
 
@@ -149,8 +191,11 @@ export class WriterDriver {
     if (this.#attempt) return this.#attempt.promise;
     const attempt = deferred<AttemptResult>();
     this.#attempt = attempt;
-    if (this.#state.end !== null) {
-      this.#settleAttempt(this.#endedError(this.#state.end));
+    const { end, goal, lease } = this.#state;
+    if (end !== null) {
+      this.#settleAttempt(this.#endedError(end));
+    } else if (goal.kind === 'hold' && lease) {
+      this.#settleAttempt({ token: lease.token }); // handed the lease meanwhile
     } else if (!this.#started) {
       this.acquire().catch(() => undefined);
     } else {
@@ -187,7 +232,7 @@ export class WriterDriver {
    * its fencing token; rejects with LockNotHeldError when the entry is not there or moved on
    * before the renewal landed, with the store's LockStoreError when it refused the renewal.
    */
-  resume(current: VersionedRecord): Promise<number> {
+  resume(current: VersionedRecord, token?: number): Promise<number> {
     const { key, lockId } = this.options;
     const entry = holdersOf(current.record).find((holder) => holder.lockId === lockId);
     if (!entry) {
@@ -198,7 +243,8 @@ export class WriterDriver {
     this.#feed({
       type: 'resume',
       version,
-      token: entry.token,
+      // A handle's token above the entry's (passed on with no write since): the one it takes over.
+      token: token !== undefined && token > entry.token && token <= record.token ? token : entry.token,
       top: record.token,
       leaseMs: entry.leaseMs,
       now: this.#now(),
@@ -248,13 +294,18 @@ export class WriterDriver {
    * Releases straight to `next`, a writer of this client waiting for the same key, in one write
    * (storing `data` when given): `next`'s acquire resolves once it landed. Rejects as release does.
    */
-  handOver(next: WriterDriver, data?: unknown): Promise<void> {
+  handOver(next: StoreLease, data?: unknown): Promise<void> {
     return this.#inTurn(() => this.#handOver(next, data));
   }
 
-  #handOver(next: WriterDriver, data: unknown): Promise<void> {
+  #handOver(next: StoreLease, data: unknown): Promise<void> {
     const { goal, end } = this.#state;
-    if (end !== null || goal.kind !== 'hold' || next.options.key !== this.options.key) {
+    if (
+      end !== null ||
+      goal.kind !== 'hold' ||
+      !(next instanceof WriterDriver) ||
+      next.options.key !== this.options.key
+    ) {
       return Promise.reject(
         new LockLostError(this.options.key, 'it was not held when handed over', { maybeApplied: false }),
       );
@@ -459,6 +510,13 @@ export class WriterDriver {
         void this.#write(action);
         return;
       case 'arm': {
+        const { goal, pending } = this.#state;
+        if (action.timer === 'retry' && this.#attempt && goal.kind === 'acquire' && pending?.status === 'backoff') {
+          // Its claim's outcome is still unknown and the store does not answer: the try says so
+          // (the writer goes on resolving it at its own pace; the caller decides whether to wait).
+          this.#settleAttempt(this.#readError ?? this.#unknownError ?? new LockStoreError('The store did not answer.', { retryable: true, maybeApplied: true }));
+          this.#readError = undefined;
+        }
         if (action.timer === 'retry' && this.#waitsForCaller()) {
           // The try is over: say what it found; the caller's next try feeds the retry.
           const error = this.#readError ?? (this.#state.pending ? this.#refused : undefined);
@@ -484,23 +542,29 @@ export class WriterDriver {
         this.#acquired.resolve(action.token);
         this.#settleAttempt({ token: action.token });
         return;
-      case 'lost':
-        this.#lost.abort(
+      case 'lost': {
+        const error =
           action.why === 'expired'
-            ? new LockLostError(this.options.key, 'its lease ended before it could be renewed', {
-                reason: 'expired',
-              })
-            : new LockLostError(this.options.key, 'the record moved on without it (freed or taken over)', {
-                reason: 'taken',
-              }),
-        );
+            ? new LockLostError(
+                this.options.key,
+                'the lease ran out before a renewal could land (store unreachable, or the process was paused)',
+                { reason: 'expired' },
+              )
+            : new LockLostError(
+                this.options.key,
+                'the record moved on without it (forceRelease, a release by handle, or a takeover)',
+                { reason: 'taken' },
+              );
+        this.#lost.abort(error);
+        this.#watcher?.lost(error);
         return;
+      }
       case 'extended':
         this.#takeChange()?.resolve();
-        this.options.onRenewed?.();
+        this.#tellRenewed();
         return;
       case 'renewed':
-        this.options.onRenewed?.();
+        this.#tellRenewed();
         return;
       case 'passed':
         this.#passed = action.token;
@@ -566,8 +630,14 @@ export class WriterDriver {
           released.reject(new LockLostError(this.options.key, `the lease ended (${action.end})`));
         }
         this.#takeChange()?.reject(new LockLostError(this.options.key, `the lease ended (${action.end})`));
+        this.#watcher?.ended(action.end);
         return;
     }
+  }
+
+  #tellRenewed(): void {
+    this.options.onRenewed?.();
+    this.#watcher?.renewed();
   }
 
   #takeReleases() {
@@ -608,16 +678,20 @@ export class WriterDriver {
     try {
       current = await this.options.store.read(this.options.key);
     } catch (error) {
-      if (forSeq === 0 && this.options.pacedByCaller) this.#readError = error;
-      this.#observe({ type: 'readFailed', for: forSeq, now: this.#now() });
+      if (this.options.pacedByCaller) this.#readError = error;
       // No retry reads a corrupted record (or gets past a store's own bug): the waiting caller
       // hears why, as today's acquire does, instead of waiting forever.
       if (!(error instanceof LockStoreError) && this.#state.goal.kind === 'acquire') {
+        this.#settleAttempt(error);
         this.#acquired.reject(error);
+        this.#observe({ type: 'readFailed', for: forSeq, now: this.#now() });
         this.giveUp();
+        return;
       }
+      this.#observe({ type: 'readFailed', for: forSeq, now: this.#now() });
       return;
     }
+    this.#readError = undefined;
     this.#observe({ type: 'read', for: forSeq, view: this.#view(current), now: this.#now() });
   }
 
@@ -626,6 +700,7 @@ export class WriterDriver {
     if (condition.kind === 'claimable') return this.#claimInOneRequest(seq, condition.version);
     const base = condition.kind === 'absent' ? null : this.#records.get(condition.version);
     if (base === undefined) throw new Error('WriterDriver: a write on a version it never saw');
+    if (intent.kind === 'claim') this.#claimSent();
     const { terms, lockId, limit } = this.options;
     const leaseMs = intent.kind === 'renew' || intent.kind === 'handOver' ? intent.leaseMs : terms.leaseMs;
     // A hand-over writes the waiter's holder entry: its acquisition, with the lease it takes.
@@ -667,7 +742,14 @@ export class WriterDriver {
         const { version, record } = outcome;
         return { kind: 'ok', version, token: tokenOf(record, this.options.lockId), top: record.token };
       }
-      if (outcome.maybeApplied) return { kind: 'unknown' };
+      if (outcome.maybeApplied) {
+        this.#unknownError = new LockStoreError('The store did not say whether the write landed.', {
+          retryable: true,
+          maybeApplied: true,
+          reason: 'unavailable',
+        });
+        return { kind: 'unknown' };
+      }
       if (outcome.current === undefined) return { kind: 'conflict' };
       return { kind: 'conflict', view: this.#view(outcome.current) };
     } catch (error) {
@@ -675,8 +757,15 @@ export class WriterDriver {
         this.#refused = error;
         return { kind: 'refused' };
       }
+      this.#unknownError = error;
       return { kind: 'unknown' };
     }
+  }
+
+  /** A claim is sent: the acquisition begins now, as its entry says (a copy sent again keeps the first time). */
+  #claimSent(): void {
+    if (this.#state.lease === null && this.#caller === undefined)
+      this.#caller = { acquiredAt: this.options.time.now(), context: this.options.context };
   }
 
   /**
@@ -713,6 +802,7 @@ export class WriterDriver {
     const claim = store.claim?.bind(store);
     if (!claim || terms.leaseMs === null)
       throw new Error('WriterDriver: no one-request claim for this writer');
+    this.#claimSent();
     const holder = this.#holder(terms.leaseMs);
     const writeId = writeIdOf(this.options.writer, seq);
     const record = recordFor(null, { kind: 'claim', token: 0 }, { writeId, lockId, limit: 1, holder });
