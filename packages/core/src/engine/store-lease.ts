@@ -42,6 +42,8 @@ export interface StoreLease {
   extend(leaseMs: number | null, data?: unknown): Promise<void>;
   /** Releases, storing `data` when given; with `holdMs`, shortens the lease to run out instead. */
   release(data?: unknown, holdMs?: number): Promise<void>;
+  /** Whether it can hand over (`handOver`): the S3 list strategy cannot. */
+  readonly handsOver: boolean;
   /** Releases straight to `next`, a waiting lease of this client for the key, in one write. */
   handOver(next: StoreLease, data?: unknown): Promise<void>;
   /** Passes the lease on to another caller with no write: the token it takes, or undefined. */

@@ -23,6 +23,12 @@ export type WriterEvent =
   /** A read answered; `for` is the write it resolves (its seq), or 0 for a read before a claim or one that watches a lease. */
   | { readonly type: 'read'; readonly for: number; readonly view: RecordView; readonly now: number }
   | { readonly type: 'readFailed'; readonly for: number; readonly now: number }
+  /**
+   * Another writer of this client wrote the record (a semaphore's other slot): `view` is the
+   * record it left, which a holder's next write may build on when it shows the holder's entry
+   * as its own last write left it.
+   */
+  | { readonly type: 'seen'; readonly view: RecordView; readonly now: number }
   | { readonly type: 'timer'; readonly timer: TimerName; readonly now: number }
   /** The holder releases, storing `data`; with `holdMs`, by shortening its lease to that and letting it run out. */
   | { readonly type: 'release'; readonly data: Data; readonly holdMs?: number; readonly now: number }

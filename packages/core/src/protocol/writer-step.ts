@@ -60,6 +60,7 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       return { ...s, reading: false, known: withFloor(s, e.view) };
     case 'readFailed':
       if (s.pending?.seq === e.for && s.pending.status === 'reading') {
+        tellUnknown(s, s.pending, out);
         out.push({ type: 'arm', timer: 'retry', at: e.now + s.terms.retryMs });
         return { ...s, pending: { ...s.pending, status: 'backoff' } };
       }
@@ -68,6 +69,12 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       if (s.lease) return { ...s, reading: false, lease: { ...s.lease, confirmedAt: e.now } };
       out.push({ type: 'arm', timer: 'retry', at: e.now + s.terms.retryMs });
       return { ...s, reading: false };
+    case 'seen': {
+      // Only a holder with nothing in flight, whose entry the record shows as its last write left it.
+      const { lease } = s;
+      if (!lease || s.pending || s.reading || e.view.version === null || e.view.own?.seq !== s.seq) return s;
+      return { ...s, lease: { ...lease, version: e.view.version }, known: withFloor(s, e.view) };
+    }
     case 'timer':
       return onTimer(s, e.timer, e.now, out);
     case 'release':
@@ -179,16 +186,12 @@ function onWritten(
       if (pending.status !== 'sent') return s;
       // A copy sent again came back unknown too: the next read waits the retry time.
       if (pending.mayHaveLanded) {
+        tellUnknown(s, pending, out);
         out.push({ type: 'arm', timer: 'retry', at: now + s.terms.retryMs });
         return { ...s, pending: { ...pending, status: 'backoff' } };
       }
-      // The caller of a release or hand-over hears at once that its outcome is unknown (it no
-      // longer holds the key as far as it can tell); the writer goes on resolving it.
-      const { goal } = s;
-      const callers = pending.intent.kind === 'release' || pending.intent.kind === 'handOver';
-      if ((goal.kind === 'release' || goal.kind === 'handOver') && (callers || isReleaseWrite(s, pending))) {
-        out.push({ type: 'failed', op: goal.kind, why: 'unknown', maybeApplied: true });
-      }
+      // The read that follows resolves it; a caller of a release or hand-over hears that its
+      // outcome is unknown only if that read fails (tellUnknown).
       return { ...s, pending: { ...pending, status: 'unknown', mayHaveLanded: true } };
     }
   }
@@ -304,6 +307,19 @@ function seekLease(s: WriterState, now: number, out: WriterAction[]): WriterStat
   }
   const condition: WriteCondition = version === null ? { kind: 'absent' } : versionOf(version);
   return send(s, { kind: 'claim', token: (known?.token ?? 0) + 1 }, condition, now, out);
+}
+
+/**
+ * A release or hand-over whose outcome is unknown, and the read that would resolve it failed:
+ * its caller hears so now (it no longer holds the key as far as it can tell) instead of waiting
+ * out an outage; the writer goes on resolving it.
+ */
+function tellUnknown(s: WriterState, pending: PendingWrite, out: WriterAction[]): void {
+  const { goal } = s;
+  const callers = pending.intent.kind === 'release' || pending.intent.kind === 'handOver';
+  if ((goal.kind === 'release' || goal.kind === 'handOver') && (callers || isReleaseWrite(s, pending))) {
+    out.push({ type: 'failed', op: goal.kind, why: 'unknown', maybeApplied: true });
+  }
 }
 
 function distrust(pending: PendingWrite): PendingWrite {

@@ -364,7 +364,7 @@ export class KeyQueue<L extends HeldLock, S> {
       this.turn.yieldedAfter(this.time.monotonic() - sentAt, lease.record?.token ?? lock.fencingToken);
       return;
     }
-    if (!next || this.limit > 1) {
+    if (!next || this.limit > 1 || !lease.handsOver) {
       // The key's poller claims for the next local waiter once the lock ends. A semaphore's
       // slot is freed the same way: the poller takes it again at once.
       await lease.release(data?.value);

@@ -19,6 +19,7 @@ import { writeResolved } from './resolved-write.js';
 import { liveSlots, msUntilSlotFree, type SlotParts, SlotSightings } from './slot-claimable.js';
 import { checkSameLimit, holdersOf, isSemaphore, limitOf } from './slot-records.js';
 import type { StoreCheck } from './store-check.js';
+import { SlotWriters } from './slot-writers.js';
 import { WriterDriver } from './writer-driver.js';
 
 /**
@@ -31,6 +32,8 @@ import { WriterDriver } from './writer-driver.js';
 export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
   readonly known = new KnownRecords();
   readonly sightings = new SlotSightings();
+  /** This client's semaphore writers by key: each learns of the records the others write. */
+  private readonly writers = new SlotWriters();
   readonly kind: string;
 
   constructor(
@@ -80,7 +83,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
     // may still apply much later, which only a lock whose lease ends by itself can afford.
     const claimBy = this.store.claim && leaseMs !== null && limit === 1 ? 'state' : 'version';
     const time = this.clock.time;
-    return new WriterDriver({
+    const writer: WriterDriver = new WriterDriver({
       store: this.store,
       key,
       lockId,
@@ -102,14 +105,24 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       limit,
       time,
       claimable: (current) => this.claimable(key, current),
+      seen: this.known.get(key) && {
+        current: this.known.get(key)!.current,
+        written: this.known.get(key)!.lastWriter,
+      },
+      onSeen: (current, written) => {
+        this.known.remember(key, current, written, time.monotonic());
+        // A semaphore's other holders here build their next write on it (theirs would fail).
+        if (written && current && limit > 1) this.writers.sawWrite(key, writer, current);
+      },
       liveSlots: (current) => liveSlots(this, key, current),
       ...(request.pacedByCaller ? { pacedByCaller: true } : {}),
     });
+    if (limit > 1) this.writers.add(key, writer);
+    return writer;
   }
 
   /** Whether a lock may take `current` over now, by this client's clock mode; remembers what it saw. */
   private claimable(key: string, current: VersionedRecord): boolean {
-    this.known.remember(key, current, false, this.clock.time.monotonic());
     // A semaphore's record: only once none of its holders still holds it.
     if (isSemaphore(current.record)) return liveSlots(this, key, current).length === 0;
     return isClaimable(this, key, current);

@@ -40,6 +40,14 @@ export interface WriterDriverOptions {
   readonly toleranceMs?: number;
   /** 1: a lock; more: a semaphore. */
   readonly limit: number;
+  /**
+   * What its client last saw of the key: `written` when its own write left that record (its
+   * version is then current unless someone wrote since, and a claim goes by it); a record only
+   * read is looked at again first. Undefined: never seen (a claim creates the record).
+   */
+  readonly seen?: { readonly current: VersionedRecord | null; readonly written: boolean } | undefined;
+  /** Called with each record the writer learns of: read, or `written` by one of its own writes. */
+  readonly onSeen?: (current: VersionedRecord | null, written: boolean) => void;
   readonly time: Scheduler;
   /** Whether a held record may be claimed now, as this client's clock mode judges it. */
   readonly claimable: (current: VersionedRecord) => boolean;
@@ -107,6 +115,10 @@ export class WriterDriver implements StoreLease {
   #unknownError: unknown;
   /** A retry the machine asked for was left to the caller's next try: owed once the writer no longer waits for one. */
   #retryOwed = false;
+  /** Its client's last look at the key was a read: the writer looks again before its first claim. */
+  readonly #looksFirst: boolean;
+  /** The clocks said the machine was suspended: a loss by the deadline says so. */
+  #wasSuspended = false;
   /** Who hears what happens to the lease: the Lock holding it now. */
   #watcher: LeaseWatcher | undefined;
 
@@ -122,7 +134,10 @@ export class WriterDriver implements StoreLease {
     if (options.acquiredAt !== undefined)
       this.#caller = { acquiredAt: options.acquiredAt, context: options.context };
     // A semaphore slot never passes on locally: the tokens above its own are other holders'.
-    this.#state = newWriter(options.writer, limit > 1 ? { ...terms, slot: true } : terms);
+    const seen = options.seen;
+    const known = seen && (seen.written || seen.current === null) ? this.#view(seen.current, false) : undefined;
+    this.#looksFirst = seen !== undefined && known === undefined;
+    this.#state = newWriter(options.writer, limit > 1 ? { ...terms, slot: true } : terms, known);
     // Nobody awaits these when things go another way.
     this.#acquired.promise.catch(() => undefined);
   }
@@ -143,6 +158,9 @@ export class WriterDriver implements StoreLease {
   get isOver(): boolean {
     return this.#state.end !== null;
   }
+
+  /** A compare-and-swap store hands a lease to a waiter in one write. */
+  readonly handsOver = true;
 
   get heldToken(): number | undefined {
     const { goal, lease, end } = this.#state;
@@ -175,7 +193,8 @@ export class WriterDriver implements StoreLease {
   /** Starts claiming; resolves with the fencing token once held. */
   acquire(): Promise<number> {
     this.#started = true;
-    this.#feed({ type: 'start', now: this.#now() });
+    // A record its client only read may be stale: looked at first (the retry timer reads).
+    this.#feed({ type: this.#looksFirst ? 'timer' : 'start', timer: 'retry', now: this.#now() } as WriterEvent);
     return this.#acquired.promise;
   }
 
@@ -398,6 +417,15 @@ export class WriterDriver implements StoreLease {
     };
   }
 
+  /**
+   * Another writer of this client wrote `current` (a semaphore's other slot): the next write of
+   * this one may build on it instead of the version its own last write left (which would fail).
+   */
+  sawSibling(current: VersionedRecord): void {
+    if (this.#state.end !== null || this.#state.lease === null) return;
+    this.#feed({ type: 'seen', view: this.#view(current, false), now: this.#now() });
+  }
+
   /** The caller stops waiting (or closes): whatever the writer may own is given back. */
   giveUp(): void {
     this.#feed({ type: 'giveUp', now: this.#now() });
@@ -459,7 +487,10 @@ export class WriterDriver implements StoreLease {
     const suspended =
       this.#suspend.unexplainedMs(wall, this.#now(), terms.leaseMs) !== undefined ||
       (lease !== null && wall >= (this.#storedExpiry(lease.version) ?? Number.POSITIVE_INFINITY));
-    if (suspended) this.#suspend.sent(wall, this.#now()); // the clocks agree again from here
+    if (suspended) {
+      this.#suspend.sent(wall, this.#now()); // the clocks agree again from here
+      this.#wasSuspended = true;
+    }
     return suspended;
   }
 
@@ -544,7 +575,13 @@ export class WriterDriver implements StoreLease {
         return;
       case 'lost': {
         const error =
-          action.why === 'expired'
+          action.why === 'expired' && this.#wasSuspended
+            ? new LockLostError(
+                this.options.key,
+                'the machine may have been suspended: its wall clock moved further than its monotonic clock since the lease was last written, or passed the expiry the lease stored',
+                { reason: 'expired' },
+              )
+            : action.why === 'expired'
             ? new LockLostError(
                 this.options.key,
                 'the lease ran out before a renewal could land (store unreachable, or the process was paused)',
@@ -582,10 +619,11 @@ export class WriterDriver implements StoreLease {
               ? new LockLostError(key, 'its lease ended before the change was confirmed', {
                   maybeApplied: action.maybeApplied,
                 })
-              : new LockStoreError(`The store refused to renew lock "${key}"; it is still held as before.`, {
+              : (this.#refused ??
+                new LockStoreError(`The store refused to renew lock "${key}"; it is still held as before.`, {
                   retryable: true,
                   reason: 'unavailable',
-                }),
+                })),
           );
           return;
         }
@@ -599,13 +637,11 @@ export class WriterDriver implements StoreLease {
                   `The store did not say whether lock "${this.options.key}" was released; it is settled in the background (release again to wait for it).`,
                   { retryable: true, maybeApplied: true, reason: 'unavailable' },
                 )
-              : new LockStoreError(
-                  `The store refused to release lock "${this.options.key}"; it is still held.`,
-                  {
-                    retryable: true,
-                    reason: 'unavailable',
-                  },
-                );
+              : (this.#refused ??
+                new LockStoreError(`The store refused to release lock "${this.options.key}"; it is still held.`, {
+                  retryable: true,
+                  reason: 'unavailable',
+                }));
         for (const released of this.#takeReleases()) released.reject(error);
         return;
       }
@@ -646,8 +682,9 @@ export class WriterDriver implements StoreLease {
     return releases;
   }
 
-  #view(current: VersionedRecord | null) {
+  #view(current: VersionedRecord | null, fromStore = true) {
     if (current) this.#records.set(current.version, current);
+    if (fromStore) this.options.onSeen?.(current, false);
     const claimable = current === null || this.#claimable(current);
     return writerView(current, this.options.writer, this.options.lockId, claimable);
   }
@@ -738,7 +775,9 @@ export class WriterDriver implements StoreLease {
     try {
       const outcome = await send();
       if (outcome.ok) {
-        this.#records.set(outcome.version, { version: outcome.version, record: outcome.record });
+        const written = { version: outcome.version, record: outcome.record };
+        this.#records.set(outcome.version, written);
+        this.options.onSeen?.(written, true);
         const { version, record } = outcome;
         return { kind: 'ok', version, token: tokenOf(record, this.options.lockId), top: record.token };
       }

@@ -106,7 +106,7 @@ export class ListLease implements StoreLease {
     // Given up meanwhile, overlapped by a forceRelease here, or won too late to trust: given back.
     if (this.#phase !== 'waiting' || forced || !arrivedInTime(lease, leaseMs, this.engine.clock.time)) {
       settleWith(this.#contender, lease);
-      this.#endWaiting();
+      if (this.#phase === 'waiting') this.#endWaiting(); // given up before: that ending settles it
       throw new LockLostError(this.key, 'the lease it won could not be trusted; it was given back');
     }
     this.#hold(lease);
@@ -202,6 +202,8 @@ export class ListLease implements StoreLease {
     })();
   }
 
+  readonly handsOver = false;
+
   handOver(): Promise<void> {
     return Promise.reject(new LockStoreError('The S3 list strategy cannot hand a lease over.', { retryable: false }));
   }
@@ -225,7 +227,9 @@ export class ListLease implements StoreLease {
     const trying = this.#trying;
     void (async () => {
       await trying?.catch(() => undefined);
-      await this.#settle();
+      // Only a claim of unknown outcome, or a lease won and not trusted, leaves anything behind.
+      const contender = this.#contender;
+      if (contender.unsure || (contender.settlingWriteIds?.size ?? 0) > 0) await this.#settle();
       this.#ended.resolve('gaveUp');
     })();
   }
