@@ -98,6 +98,8 @@ export class LockClient implements LockHost {
   private readonly resuming = new Map<string, Promise<unknown>>();
   /** Every store lease of this client not ended yet: close() waits (a while) for their ends. */
   private readonly leases = new Set<StoreLease>();
+  /** The forceReleases of each key on their way here, each with the leases made since it began. */
+  private readonly forcing = new Map<string, Set<Set<{ end(): void }>>>();
   private closing: Promise<void> | undefined;
   /** Aborts (reason: the closed client's error) as close() begins, before it releases anything. */
   private readonly closeStarted = new AbortController();
@@ -338,9 +340,8 @@ export class LockClient implements LockHost {
       if (queue) checkLocalLimit(queue, limit);
       const heartbeatMs = resolveHeartbeat(options.heartbeatMs ?? this.settings.heartbeatMs, leaseMs, 'heartbeatMs');
       return { heartbeatMs, verifyMs: this.verifyMs };
-    });
+    }, (lease) => this.adopt(lease));
     const { lease, token, leaseMs, limit } = resumed;
-    this.adopt(lease);
     const settings: LockSettings = {
       leaseMs,
       heartbeatMs: resolveHeartbeat(options.heartbeatMs ?? this.settings.heartbeatMs, leaseMs, 'heartbeatMs'),
@@ -401,13 +402,20 @@ export class LockClient implements LockHost {
     for (const holder of [...(queue?.holders ?? [])]) {
       holder.markLost(new LockLostError(key, 'a forceRelease in this client freed it'));
     }
-    // Every lease of the key here (held, or a waiter's try on its way) trusts nothing written
-    // meanwhile: what it wins may have been freed by the force.
+    // Every lease of the key here (held, a waiter's try on its way, or one made before the force
+    // is answered) trusts nothing written meanwhile: what it wins may have been freed by the force.
     const forcing = [...this.leases].filter((lease) => lease.key === key).map((lease) => lease.forceReleasing());
+    const during = new Set<{ end(): void }>();
+    let set = this.forcing.get(key);
+    if (!set) this.forcing.set(key, (set = new Set()));
+    set.add(during);
     try {
       return (await this.engine.forceRelease(key)) !== null;
     } finally {
-      for (const lease of forcing) lease.end();
+      set.delete(during);
+      if (set.size === 0) this.forcing.delete(key);
+      for (const force of forcing) force.end();
+      for (const force of during) force.end();
       done();
       this.keys.get(key)?.wake(); // its poller waited for this answer
     }
@@ -552,6 +560,8 @@ export class LockClient implements LockHost {
   }
 
   private adopt(lease: StoreLease): StoreLease {
+    // Made while a forceRelease of its key is on its way: what it writes meanwhile proves nothing.
+    for (const during of this.forcing.get(lease.key) ?? []) during.add(lease.forceReleasing());
     this.leases.add(lease);
     void lease.ended.then(() => this.leases.delete(lease));
     return lease;

@@ -363,10 +363,9 @@ export class Lock<T = unknown> {
       return;
     }
     if (this.state === 'releasing' && !this.refusedRelease) {
-      // Told before that its outcome was unknown: the lease settles it; this call waits for that.
-      await this.lease.release(data?.value, undefined).catch(() => undefined);
-      const end = await this.lease.ended;
-      if (end === 'lost') throw this.lostError ?? new LockLostError(this.key, 'its release did not land');
+      // Told before that its outcome was unknown: the lease settles it, looking at the store
+      // now; this call joins that release with its data, or says it cannot (a hand-over).
+      await this.lease.release(data?.value, undefined);
       return;
     }
     this.state = 'releasing';

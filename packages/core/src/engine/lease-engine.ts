@@ -161,7 +161,8 @@ export interface LeaseEngine {
   /**
    * Takes over the acquisition `lockId` of `key` by its handle (fencing token `token`): renewed
    * at once, so that writes of its old process can no longer land. `settingsFor` says how the
-   * lease is kept, from its entry's lease and limit (it may throw, before any write).
+   * lease is kept, from its entry's lease and limit (it may throw, before any write); `adopt`
+   * gets the lease before its first write.
    * LockNotHeldError when the acquisition ended.
    */
   resume(
@@ -169,6 +170,7 @@ export interface LeaseEngine {
     lockId: string,
     token: number,
     settingsFor: (leaseMs: number, limit: number) => Pick<LeaseRequest, 'heartbeatMs' | 'verifyMs'>,
+    adopt: (lease: StoreLease) => void,
   ): Promise<ResumedLease>;
   /** Releases the acquisition `lockId` of `key` by its handle, storing data when given. LockNotHeldError when it ended. */
   releaseByHandle(key: string, lockId: string, token: number, data?: { value: unknown }): Promise<void>;

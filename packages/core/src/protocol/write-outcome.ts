@@ -92,6 +92,8 @@ export function landed(
     top,
     leaseMs: intent.leaseMs,
     sentAt: pending.sentAt,
+    // It overlapped a forceRelease of this client, or a suspend: the waiter renews it first.
+    ...(pending.distrusted ? { distrusted: true as const } : {}),
   });
   return end(s, 'handedOver', out);
 }

@@ -86,6 +86,8 @@ export type WriterEvent =
       /** The lease the hand-over wrote. */
       readonly leaseMs: number | null;
       readonly sentAt: number;
+      /** Not to be trusted as it stands (see the passTo action): renewed before the caller gets it. */
+      readonly distrusted?: true;
       readonly now: number;
     };
 
@@ -119,6 +121,8 @@ export type WriterAction =
       readonly top: number;
       readonly leaseMs: number | null;
       readonly sentAt: number;
+      /** The hand-over overlapped a forceRelease of this client (or a suspend): not to be trusted as it stands. */
+      readonly distrusted?: true;
     }
   /** A local pass: the next caller holds the lease on `token`. */
   | { readonly type: 'passed'; readonly token: number }

@@ -142,7 +142,8 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       // A look of its own still on its way shows the record before the hand-over: it is dropped.
       const handed = { ...s, terms, known, lease, reading: false };
       if (s.goal.kind === 'giveBack') return handed;
-      if (e.now >= deadline) return { ...handed, lease: null }; // too late to trust: renewed first
+      // Too late to trust, or not to be trusted at all: renewed first.
+      if (e.now >= deadline || e.distrusted) return { ...handed, lease: null };
       out.push({ type: 'acquired', token: e.token });
       return { ...handed, goal: { kind: 'hold' } };
     }

@@ -20,6 +20,7 @@ import { liveSlots, msUntilSlotFree, type SlotParts, SlotSightings } from './slo
 import { checkSameLimit, holdersOf, isSemaphore, limitOf } from './slot-records.js';
 import type { StoreCheck } from './store-check.js';
 import { SlotWriters } from './slot-writers.js';
+import type { StoreLease } from '../store-lease.js';
 import { WriterDriver } from './writer-driver.js';
 
 /**
@@ -144,12 +145,14 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
     lockId: string,
     token: number,
     settingsFor: (leaseMs: number, limit: number) => Pick<LeaseRequest, 'heartbeatMs' | 'verifyMs'>,
+    adopt: (lease: StoreLease) => void,
   ): Promise<ResumedLease> {
     const { current, entry } = await this.entryOf(key, lockId, token);
     const leaseMs = entry.leaseMs ?? Number.POSITIVE_INFINITY;
     const limit = limitOf(current.record);
     const request = { key, lockId, context: entry.context, leaseMs, limit, ...settingsFor(leaseMs, limit) };
     const lease = this.newLease(request, entry.acquiredAt);
+    adopt(lease);
     const resumed = await lease.resume(current, token);
     return { lease, token: resumed, leaseMs, limit, acquiredAt: entry.acquiredAt, context: entry.context };
   }

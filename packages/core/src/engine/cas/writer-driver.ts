@@ -290,7 +290,12 @@ export class WriterDriver implements StoreLease {
   }
 
   #release(data: unknown, holdMs: number | undefined): Promise<void> {
-    const { goal, end } = this.#state;
+    const { goal, end, pending } = this.#state;
+    // A release or hand-over under way that waits to look at the store again: it looks now.
+    if (end === null && pending?.status === 'backoff' && (goal.kind === 'release' || goal.kind === 'handOver')) {
+      this.#timers.get('retry')?.cancel();
+      this.#observe({ type: 'timer', timer: 'retry', now: this.#now() });
+    }
     // The machine takes a release only from a holder (or a release under way): anything else
     // would never be answered.
     if (end !== null || (goal.kind !== 'hold' && goal.kind !== 'release')) {
@@ -527,6 +532,12 @@ export class WriterDriver implements StoreLease {
     if (known?.version) keep.add(known.version);
     if (lease) keep.add(lease.version);
     if (pending?.condition.kind === 'version') keep.add(pending.condition.version);
+    // Answers held back while a forceRelease is on its way: their records are fed later.
+    for (const event of this.#afterForce) {
+      if (event.type === 'written' && event.answer.kind === 'ok') keep.add(event.answer.version);
+      if (event.type === 'written' && event.answer.kind === 'conflict' && event.answer.view?.version)
+        keep.add(event.answer.view.version);
+    }
     for (const version of this.#records.keys()) {
       if (!keep.has(version)) this.#records.delete(version);
     }
@@ -650,11 +661,12 @@ export class WriterDriver implements StoreLease {
         if (next?.options.writer !== action.to)
           throw new Error('WriterDriver: a hand-over to a writer it never named');
         // The waiter takes the lease as the hand-over wrote it; one that gave up meanwhile gives it back.
-        const { version, token, top, leaseMs, sentAt } = action;
+        const { version, token, top, leaseMs, sentAt, distrusted } = action;
         // The record the hand-over wrote: the waiter's next write is built on it.
         const record = this.#records.get(version);
         if (record) next.#records.set(version, record);
-        next.#feed({ type: 'handedOver', version, token, top, leaseMs, sentAt, now: this.#now() });
+        const now = this.#now();
+        next.#feed({ type: 'handedOver', version, token, top, leaseMs, sentAt, now, ...(distrusted ? { distrusted } : {}) });
         return;
       }
       case 'ended':
