@@ -217,6 +217,11 @@ export class WriterDriver implements StoreLease {
       this.#settleAttempt({ token: lease.token }); // handed the lease meanwhile
     } else if (!this.#started) {
       this.acquire().catch(() => undefined);
+      // Something moved it before its first try (a hand-over that then failed): this try goes on.
+      if (this.#attempt && this.#retryOwed) {
+        this.#retryOwed = false;
+        this.#observe({ type: 'timer', timer: 'retry', now: this.#now() });
+      }
     } else {
       this.#retryOwed = false;
       this.#observe({ type: 'timer', timer: 'retry', now: this.#now() });
@@ -406,7 +411,8 @@ export class WriterDriver implements StoreLease {
   forceReleasing(): { end(): void } {
     this.#forcing++;
     this.#forceEpoch++;
-    this.#feed({ type: 'forceReleased', now: this.#now() });
+    // A writer that has not started sends nothing yet: the machine must not be moved to act.
+    if (this.#inPlay()) this.#feed({ type: 'forceReleased', now: this.#now() });
     let ended = false;
     return {
       end: () => {
@@ -417,7 +423,7 @@ export class WriterDriver implements StoreLease {
         if (this.#forcing > 0 || this.#afterForce.length === 0) return;
         const held = this.#afterForce.map((event) => ({ ...event, now: this.#now() }));
         this.#afterForce = [];
-        this.#feed({ type: 'forceReleased', now: this.#now() }, ...held);
+        if (this.#inPlay()) this.#feed({ type: 'forceReleased', now: this.#now() }, ...held);
       },
     };
   }
@@ -429,6 +435,12 @@ export class WriterDriver implements StoreLease {
   sawSibling(current: VersionedRecord): void {
     if (this.#state.end !== null || this.#state.lease === null) return;
     this.#feed({ type: 'seen', view: this.#view(current, false), now: this.#now() });
+  }
+
+  /** Whether the writer has started, or was handed a lease (or an acquisition to resume) without starting. */
+  #inPlay(): boolean {
+    const { seq, lease, known } = this.#state;
+    return this.#started || seq > 0 || lease !== null || known?.own !== undefined;
   }
 
   /** The caller stops waiting (or closes): whatever the writer may own is given back. */
@@ -857,10 +869,12 @@ export class WriterDriver implements StoreLease {
     const holder = this.#holder(terms.leaseMs);
     const writeId = writeIdOf(this.options.writer, seq);
     const record = recordFor(null, { kind: 'claim', token: 0 }, { writeId, lockId, limit: 1, holder });
-    const request: ClaimRequest = {
-      record,
-      expiredBefore: holder.acquiredAt - (this.options.toleranceMs ?? 0),
-    };
+    // On untrusted clocks a stored expiry means nothing here: only free, or the version seen
+    // unchanged for a lease. On trusted ones, also a lease that ended before this holder's start.
+    const request: ClaimRequest =
+      (this.options.clockMode ?? 'trusted') === 'trusted'
+        ? { record, expiredBefore: holder.acquiredAt - (this.options.toleranceMs ?? 0) }
+        : { record };
     if (version !== null) request.version = version;
     const floor = this.#state.known?.token ?? 0;
     if (floor > 0) request.tokenFloor = floor;
