@@ -109,6 +109,12 @@ export function notApplied(
   const { intent } = pending;
   if (intent.kind === 'claim') return s; // advance(): claim again, wait, or end
   const ownVersion = view?.own !== undefined ? view.version : null;
+  if (ownVersion !== null && !s.terms.slot) {
+    // A lock's own entry at a version none of its writes in flight left: a late copy of its
+    // one-request claim landed once the record had moved on without it. The lease it held is
+    // gone; that entry is its own to give back.
+    return giveBackLost(s, out, false);
+  }
   if (ownVersion !== null) {
     // Still this writer's entry (a semaphore slot others wrote beside): write again on the new
     // version (a change, too: it is sent again as a write of its own).
@@ -201,6 +207,11 @@ export function dropChange(state: WriterState, out: WriterAction[]): void {
 
 /** The caller's lease is gone, and nothing of this writer is left in the store or in flight. */
 export function lose(state: WriterState, out: WriterAction[], maybeApplied: boolean): WriterState {
+  return end(giveBackLost(state, out, maybeApplied), 'lost', out);
+}
+
+/** Like `lose`, but an entry of the writer is still in the record: it is given back before the writer ends. */
+export function giveBackLost(state: WriterState, out: WriterAction[], maybeApplied: boolean): WriterState {
   const { goal } = state;
   if (goal.kind === 'hold') out.push({ type: 'lost', why: 'taken' });
   if (goal.kind === 'hold' && goal.change) {
@@ -209,7 +220,7 @@ export function lose(state: WriterState, out: WriterAction[], maybeApplied: bool
   if (goal.kind === 'release' || goal.kind === 'handOver') {
     out.push({ type: 'failed', op: goal.kind, why: 'lost', maybeApplied });
   }
-  return end({ ...state, lease: null }, 'lost', out);
+  return { ...state, lease: null, goal: { kind: 'giveBack' } };
 }
 
 export function end(state: WriterState, how: WriterEnd, out: WriterAction[]): WriterState {

@@ -2,6 +2,7 @@ import {
   answersChange,
   dropChange,
   end,
+  giveBackLost,
   isReleaseWrite,
   landed,
   lose,
@@ -397,9 +398,13 @@ function renewAt(s: WriterState): number {
 function watched(s: WriterState, view: RecordView, now: number, out: WriterAction[]): WriterState {
   const { lease } = s;
   if (!lease) return s;
-  if (view.version === lease.version || (view.version !== null && view.own !== undefined)) {
+  // Beside other holders' writes, a slot's entry as it left it; a lock's record, only unchanged.
+  const beside = view.version !== null && view.own !== undefined && s.terms.slot === true;
+  if (view.version === lease.version || beside) {
     return { ...s, lease: { ...lease, version: view.version ?? lease.version, confirmedAt: now } };
   }
+  // A lock's own entry at another version: a late copy of its one-request claim, to give back.
+  if (view.own !== undefined) return giveBackLost({ ...s, known: withFloor(s, view) }, out, false);
   // Nothing of this writer was in flight (a read waits for its write): nothing of it can land.
   return lose(s, out, false);
 }

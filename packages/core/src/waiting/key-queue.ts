@@ -28,6 +28,8 @@ export class KeyQueue<L extends HeldLock, S> {
   readonly waiters: Waiter<L, S>[] = [];
   readonly holders: L[] = [];
   private polling = false;
+  /** Hand-overs to a local waiter on their way. */
+  private handingOver = 0;
   /** Latest record seen by a claim, for timeout messages and `holderSummary`. */
   private lastSeen: VersionedRecord | null | undefined;
   /** The poller's last store failure, cleared by the next answer: the cause of a timeout. */
@@ -77,7 +79,7 @@ export class KeyQueue<L extends HeldLock, S> {
   }
 
   get idle(): boolean {
-    return this.holders.length === 0 && this.head() === undefined && !this.polling;
+    return this.holders.length === 0 && this.head() === undefined && !this.polling && this.handingOver === 0;
   }
 
   /** Full or queued here: a claim by this client would only compete with its own. */
@@ -382,8 +384,21 @@ export class KeyQueue<L extends HeldLock, S> {
       }
     }
     this.remove(next);
+    // Not idle while the hand-over is on its way (the handing lock may end before its answer):
+    // the waiter's lock goes into this queue, which the client must still know by then.
+    this.handingOver++;
     try {
-      await lease.handOver(next.lease, data?.value);
+      await this.handOver(lock, next, data);
+    } finally {
+      this.handingOver--;
+      this.host.forget(this);
+    }
+  }
+
+  /** Hands `lock`'s lease to the waiter `next` with one write, and gives `next` its lock. */
+  private async handOver(lock: L, next: Waiter<L, S>, data: { value: unknown } | undefined): Promise<void> {
+    try {
+      await lock.lease.handOver(next.lease, data?.value);
     } catch (error) {
       // A hand-over of unknown outcome settles in the background: if it landed, the waiter's
       // lease holds the key and its next try says so.
@@ -393,12 +408,13 @@ export class KeyQueue<L extends HeldLock, S> {
       throw error;
     }
     const token = next.lease.heldToken;
-    if (token !== undefined) this.deliver(next, next.lease, token, { previous: lock });
-    else {
-      // Landed too late for the waiter to trust as it stands: it renews first, on its next try.
-      lock.markReleased();
-      if (!next.settled) this.host.requeue(lock.key, this.limit, next);
+    if (token !== undefined) {
+      this.deliver(next, next.lease, token, { previous: lock });
+      return;
     }
+    // Landed too late for the waiter to trust as it stands: it renews first, on its next try.
+    lock.markReleased();
+    if (!next.settled) this.host.requeue(lock.key, this.limit, next);
   }
 
   /** The local holder ended (released or lost): local waiters move on. */
