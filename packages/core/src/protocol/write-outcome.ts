@@ -1,6 +1,7 @@
 import type { WriterAction } from './writer-events.js';
 import {
   deadlineFrom,
+  effectiveDeadline,
   type PendingWrite,
   type RecordView,
   type WriterEnd,
@@ -239,7 +240,12 @@ export function send(
   const seq = state.seq + 1;
   out.push({ type: 'write', seq, intent, condition });
   const pending: PendingWrite = { seq, intent, condition, sentAt: now, status: 'sent', mayHaveLanded: false };
-  return { ...state, seq, pending };
+  const sent = { ...state, seq, pending };
+  // The deadline the holder goes by while this write is on its way (a landing just before may
+  // have moved it, and a shortening counts from now): its timer is set to it.
+  const deadline = sent.lease ? effectiveDeadline(sent) : Number.POSITIVE_INFINITY;
+  if (Number.isFinite(deadline)) out.push({ type: 'arm', timer: 'deadline', at: deadline });
+  return sent;
 }
 
 function sendNow(
