@@ -348,6 +348,9 @@ function checkDeadline(s: WriterState, now: number, out: WriterAction[]): Writer
   // A write in flight may still land, or be refused and leave the lease as it was (a refused
   // shortening of a fail-closed lease): the lease stays known, to be given back.
   if (pending) return goal.kind === 'giveBack' ? s : { ...s, goal: { kind: 'giveBack' } };
+  // Giving back a lease that ran out meanwhile (a write of it landed late): its entry is still
+  // released, conditional on the version it left, so that nobody waits out its lease.
+  if (goal.kind === 'giveBack') return { ...s, lease: null };
   return end(s, 'lost', out);
 }
 
