@@ -381,7 +381,8 @@ function arm(s: WriterState, now: number, out: WriterAction[]): WriterState {
     return s;
   }
   // A heartbeat the store refused left the renewal due: the next one waits the retry time.
-  out.push({ type: 'arm', timer: 'renew', at: Math.max(renewAt(s), now + terms.retryMs) });
+  const due = renewAt(s);
+  out.push({ type: 'arm', timer: 'renew', at: due > now ? due : now + terms.retryMs });
   return s;
 }
 

@@ -106,9 +106,9 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       limit,
       time,
       claimable: (current) => this.claimable(key, current),
-      seen: this.known.get(key) && {
-        current: this.known.get(key)!.current,
-        written: this.known.get(key)!.lastWriter,
+      seen: () => {
+        const known = this.known.get(key);
+        return known && { current: known.current, written: known.lastWriter };
       },
       onSeen: (current, written) => {
         this.known.remember(key, current, written, time.monotonic());

@@ -45,7 +45,7 @@ export interface WriterDriverOptions {
    * version is then current unless someone wrote since, and a claim goes by it); a record only
    * read is looked at again first. Undefined: never seen (a claim creates the record).
    */
-  readonly seen?: { readonly current: VersionedRecord | null; readonly written: boolean } | undefined;
+  readonly seen?: () => { readonly current: VersionedRecord | null; readonly written: boolean } | undefined;
   /** Called with each record the writer learns of: read, or `written` by one of its own writes. */
   readonly onSeen?: (current: VersionedRecord | null, written: boolean) => void;
   readonly time: Scheduler;
@@ -76,6 +76,8 @@ export class WriterDriver implements StoreLease {
   /** The records seen, by version: a write is built on the record its condition names. */
   readonly #records = new Map<string, VersionedRecord>();
   readonly #timers = new Map<TimerName, ScheduledTimer>();
+  /** When each armed timer fires (monotonic). */
+  readonly #armedAt = new Map<TimerName, number>();
   readonly #acquired = deferred<number>();
   /** The callers' releases not answered yet: a second call (other data) is answered with the first. */
   #releases: ReturnType<typeof deferred<void>>[] = [];
@@ -115,8 +117,6 @@ export class WriterDriver implements StoreLease {
   #unknownError: unknown;
   /** A retry the machine asked for was left to the caller's next try: owed once the writer no longer waits for one. */
   #retryOwed = false;
-  /** Its client's last look at the key was a read: the writer looks again before its first claim. */
-  readonly #looksFirst: boolean;
   /** The clocks said the machine was suspended: a loss by the deadline says so. */
   #wasSuspended = false;
   /** Who hears what happens to the lease: the Lock holding it now. */
@@ -134,10 +134,7 @@ export class WriterDriver implements StoreLease {
     if (options.acquiredAt !== undefined)
       this.#caller = { acquiredAt: options.acquiredAt, context: options.context };
     // A semaphore slot never passes on locally: the tokens above its own are other holders'.
-    const seen = options.seen;
-    const known = seen && (seen.written || seen.current === null) ? this.#view(seen.current, false) : undefined;
-    this.#looksFirst = seen !== undefined && known === undefined;
-    this.#state = newWriter(options.writer, limit > 1 ? { ...terms, slot: true } : terms, known);
+    this.#state = newWriter(options.writer, limit > 1 ? { ...terms, slot: true } : terms);
     // Nobody awaits these when things go another way.
     this.#acquired.promise.catch(() => undefined);
   }
@@ -192,9 +189,21 @@ export class WriterDriver implements StoreLease {
 
   /** Starts claiming; resolves with the fencing token once held. */
   acquire(): Promise<number> {
+    if (this.#started) return this.#acquired.promise;
+    // What its client knows of the key now: a record its own write left is current unless
+    // someone wrote since (a claim goes by it); one it only read may be stale, and is looked
+    // at first (the retry timer reads).
+    let looksFirst = false;
+    if (!this.#inPlay()) {
+      const seen = this.options.seen?.();
+      const known = seen && (seen.written || seen.current === null) ? this.#view(seen.current, false) : undefined;
+      looksFirst = seen !== undefined && known === undefined;
+      if (known) this.#state = { ...this.#state, known };
+    }
     this.#started = true;
-    // A record its client only read may be stale: looked at first (the retry timer reads).
-    this.#feed({ type: this.#looksFirst ? 'timer' : 'start', timer: 'retry', now: this.#now() } as WriterEvent);
+    this.#feed(
+      looksFirst ? { type: 'timer', timer: 'retry', now: this.#now() } : { type: 'start', now: this.#now() },
+    );
     return this.#acquired.promise;
   }
 
@@ -583,12 +592,20 @@ export class WriterDriver implements StoreLease {
           }
           return;
         }
-        this.#timers.get(action.timer)?.cancel();
-        const ms = Math.max(0, action.at - this.#now());
         const timer = action.timer;
+        const armedAt = this.#armedAt.get(timer);
+        // A renewal already due sooner is not put off: events in a row (local passes every
+        // millisecond) would otherwise keep pushing it to the retry time, and it would never run.
+        if (timer === 'renew' && armedAt !== undefined && armedAt <= action.at && armedAt > this.#now()) return;
+        this.#timers.get(timer)?.cancel();
+        const ms = Math.max(0, action.at - this.#now());
+        this.#armedAt.set(timer, action.at);
         this.#timers.set(
           timer,
-          this.options.time.setTimer(() => this.#observe({ type: 'timer', timer, now: this.#now() }), ms),
+          this.options.time.setTimer(() => {
+            this.#armedAt.delete(timer);
+            this.#observe({ type: 'timer', timer, now: this.#now() });
+          }, ms),
         );
         return;
       }
@@ -683,6 +700,7 @@ export class WriterDriver implements StoreLease {
       }
       case 'ended':
         for (const timer of this.#timers.values()) timer.cancel();
+        this.#armedAt.clear();
         this.#settleAttempt(this.#endedError(action.end));
         this.#acquired.reject(this.#endedError(action.end));
         this.#ended.resolve(action.end);
