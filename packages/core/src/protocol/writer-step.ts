@@ -61,9 +61,9 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       return { ...s, reading: false, known: withFloor(s, e.view) };
     case 'readFailed':
       if (s.pending?.seq === e.for && s.pending.status === 'reading') {
-        tellUnknown(s, s.pending, out);
+        const told = tellUnknown(s, s.pending, out);
         out.push({ type: 'arm', timer: 'retry', at: e.now + s.terms.retryMs });
-        return { ...s, pending: { ...s.pending, status: 'backoff' } };
+        return { ...told, pending: { ...s.pending, status: 'backoff' } };
       }
       if (e.for !== 0 || !s.reading) return s;
       // A holder's failed look proves nothing either way: it looks again `verifyMs` from now.
@@ -188,9 +188,9 @@ function onWritten(
       if (pending.status !== 'sent') return s;
       // A copy sent again came back unknown too: the next read waits the retry time.
       if (pending.mayHaveLanded) {
-        tellUnknown(s, pending, out);
+        const told = tellUnknown(s, pending, out);
         out.push({ type: 'arm', timer: 'retry', at: now + s.terms.retryMs });
-        return { ...s, pending: { ...pending, status: 'backoff' } };
+        return { ...told, pending: { ...pending, status: 'backoff' } };
       }
       // The read that follows resolves it; a caller of a release or hand-over hears that its
       // outcome is unknown only if that read fails (tellUnknown).
@@ -312,16 +312,22 @@ function seekLease(s: WriterState, now: number, out: WriterAction[]): WriterStat
 }
 
 /**
- * A release or hand-over whose outcome is unknown, and the read that would resolve it failed:
- * its caller hears so now (it no longer holds the key as far as it can tell) instead of waiting
- * out an outage; the writer goes on resolving it.
+ * A release, hand-over or change whose outcome is unknown, and the read that would resolve it
+ * failed: its caller hears so now instead of waiting out an outage (a releasing caller no
+ * longer holds the key as far as it can tell); the writer goes on resolving it. A change told
+ * so is the caller's no more: should it land, it counts as a renewal.
  */
-function tellUnknown(s: WriterState, pending: PendingWrite, out: WriterAction[]): void {
+function tellUnknown(s: WriterState, pending: PendingWrite, out: WriterAction[]): WriterState {
   const { goal } = s;
   const callers = pending.intent.kind === 'release' || pending.intent.kind === 'handOver';
   if ((goal.kind === 'release' || goal.kind === 'handOver') && (callers || isReleaseWrite(s, pending))) {
     out.push({ type: 'failed', op: goal.kind, why: 'unknown', maybeApplied: true });
   }
+  if (answersChange(s, pending)) {
+    out.push({ type: 'failed', op: 'extend', why: 'unknown', maybeApplied: true });
+    return { ...s, goal: { kind: 'hold' } };
+  }
+  return s;
 }
 
 function distrust(pending: PendingWrite): PendingWrite {

@@ -238,6 +238,17 @@ export class WriterDriver implements StoreLease {
     return attempt.promise;
   }
 
+  /**
+   * A caller asks again (a release, an extend) while a write of unknown outcome waits to be
+   * looked at again: the writer looks now instead of at its retry time.
+   */
+  #lookNow(): void {
+    if (this.#state.end !== null || this.#state.pending?.status !== 'backoff') return;
+    this.#timers.get('retry')?.cancel();
+    this.#armedAt.delete('retry');
+    this.#observe({ type: 'timer', timer: 'retry', now: this.#now() });
+  }
+
   /** What a caller waiting to acquire hears once the writer ended. */
   #endedError(end: WriterState['end']): LockLostError {
     return new LockLostError(this.options.key, `the acquisition ended (${end})`);
@@ -304,12 +315,8 @@ export class WriterDriver implements StoreLease {
   }
 
   #release(data: unknown, holdMs: number | undefined): Promise<void> {
-    const { goal, end, pending } = this.#state;
-    // A release or hand-over under way that waits to look at the store again: it looks now.
-    if (end === null && pending?.status === 'backoff' && (goal.kind === 'release' || goal.kind === 'handOver')) {
-      this.#timers.get('retry')?.cancel();
-      this.#observe({ type: 'timer', timer: 'retry', now: this.#now() });
-    }
+    this.#lookNow();
+    const { goal, end } = this.#state;
     // The machine takes a release only from a holder (or a release under way): anything else
     // would never be answered.
     if (end !== null || (goal.kind !== 'hold' && goal.kind !== 'release')) {
@@ -379,6 +386,7 @@ export class WriterDriver implements StoreLease {
   }
 
   #change(leaseMs: number | null, data: unknown): Promise<void> {
+    this.#lookNow();
     const { goal, end } = this.#state;
     if (end !== null || goal.kind !== 'hold') {
       return Promise.reject(
@@ -577,7 +585,11 @@ export class WriterDriver implements StoreLease {
         if (action.timer === 'retry' && this.#attempt && goal.kind === 'acquire' && pending?.status === 'backoff') {
           // Its claim's outcome is still unknown and the store does not answer: the try says so
           // (the writer goes on resolving it at its own pace; the caller decides whether to wait).
-          this.#settleAttempt(this.#readError ?? this.#unknownError ?? new LockStoreError('The store did not answer.', { retryable: true, maybeApplied: true }));
+          this.#settleAttempt(
+            this.#unknownError ??
+              this.#readError ??
+              new LockStoreError('The store did not answer.', { retryable: true, maybeApplied: true }),
+          );
           this.#readError = undefined;
         }
         if (action.timer === 'retry' && this.#waitsForCaller()) {
@@ -655,7 +667,14 @@ export class WriterDriver implements StoreLease {
         if (action.op === 'extend') {
           const { key } = this.options;
           this.#takeChange()?.reject(
-            action.why === 'lost'
+            action.why === 'unknown'
+              ? (this.#unknownError instanceof LockStoreError && this.#unknownError.maybeApplied
+                  ? this.#unknownError
+                  : new LockStoreError(
+                      `The store did not say whether the change to lock "${key}" landed; the lock is still held, and trusted only as long as the shorter of the two leases.`,
+                      { retryable: true, maybeApplied: true, reason: 'unavailable' },
+                    ))
+              : action.why === 'lost'
               ? new LockLostError(key, 'its lease ended before the change was confirmed', {
                   maybeApplied: action.maybeApplied,
                 })
