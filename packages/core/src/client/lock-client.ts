@@ -98,6 +98,8 @@ export class LockClient implements LockHost {
   private readonly resuming = new Map<string, Promise<unknown>>();
   /** Every store lease of this client not ended yet: close() waits (a while) for their ends. */
   private readonly leases = new Set<StoreLease>();
+  /** The losses a forceRelease in this client caused (a resume of such a lock says so). */
+  private readonly forcedHere = new WeakSet<LockLostError>();
   /** The forceReleases of each key on their way here, each with the leases made since it began. */
   private readonly forcing = new Map<string, Set<Set<{ end(): void }>>>();
   private closing: Promise<void> | undefined;
@@ -371,8 +373,15 @@ export class LockClient implements LockHost {
     try {
       await local.renewNow();
     } catch (error) {
-      if (error instanceof LockLostError && !local.isHeld) return undefined;
-      throw error;
+      if (!(error instanceof LockLostError) || local.isHeld) throw error;
+      // Lost here meanwhile (a forceRelease in this client, the lease running out): that loss is
+      // this resume's answer. Taken over elsewhere (the renewal found the record moved on): this
+      // resume takes the acquisition over as any other would.
+      const { reason } = local.signal;
+      if (reason instanceof LockLostError && (this.forcedHere.has(reason) || reason.reason === 'expired')) {
+        throw reason;
+      }
+      return undefined;
     }
     // Lost while the renewal was on its way (a forceRelease here, the lease running out): the
     // renewal then ends without an error, and this resume must not hand out the lost Lock.
@@ -397,10 +406,13 @@ export class LockClient implements LockHost {
     this.checkKey(key);
     const done = this.forceReleases.begin(key);
     const queue = this.keys.get(key);
+    const ended = [...(queue?.holders ?? [])];
     // Ended now, not at the answer: the free record may land any moment, and none of them may
     // pass the key on to another caller meanwhile.
-    for (const holder of [...(queue?.holders ?? [])]) {
-      holder.markLost(new LockLostError(key, 'a forceRelease in this client freed it'));
+    for (const holder of ended) {
+      const lost = new LockLostError(key, 'a forceRelease in this client freed it');
+      this.forcedHere.add(lost);
+      holder.markLost(lost);
     }
     // Every lease of the key here (held, a waiter's try on its way, or one made before the force
     // is answered) trusts nothing written meanwhile: what it wins may have been freed by the force.
@@ -411,6 +423,10 @@ export class LockClient implements LockHost {
     set.add(during);
     try {
       return (await this.engine.forceRelease(key)) !== null;
+    } catch (error) {
+      // It may not have freed the key: the leases of the locks it ended are given back.
+      for (const holder of ended) this.giveBackByHandle(key, holder.lease.lockId, holder.fencingToken);
+      throw error;
     } finally {
       set.delete(during);
       if (set.size === 0) this.forcing.delete(key);
@@ -419,6 +435,19 @@ export class LockClient implements LockHost {
       done();
       this.keys.get(key)?.wake(); // its poller waited for this answer
     }
+  }
+
+  /**
+   * Releases the acquisition `lockId` (the lease of a lock this client ended) in the background,
+   * as a release by its handle would: nothing when it is no longer in the record; reported as
+   * 'unsettled' when the store fails.
+   */
+  private giveBackByHandle(key: string, lockId: string, token: number): void {
+    const work = this.engine.releaseByHandle(key, lockId, token).catch((error: unknown) => {
+      if (error instanceof LockNotHeldError) return;
+      this.report({ type: 'unsettled', key, error });
+    });
+    void this.track(work);
   }
 
   /**

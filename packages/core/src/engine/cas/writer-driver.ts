@@ -191,12 +191,15 @@ export class WriterDriver implements StoreLease {
   acquire(): Promise<number> {
     if (this.#started) return this.#acquired.promise;
     // What its client knows of the key now: a record its own write left is current unless
-    // someone wrote since (a claim goes by it); one it only read may be stale, and is looked
-    // at first (the retry timer reads).
+    // someone wrote since (a claim goes by it); any other may be stale, and is looked at first
+    // (the retry timer reads).
     let looksFirst = false;
     if (!this.#inPlay()) {
       const seen = this.options.seen?.();
-      const known = seen && (seen.written || seen.current === null) ? this.#view(seen.current, false) : undefined;
+      // A record left held (by another acquisition of this client, too) may have been freed or
+      // taken since by someone else: only a free or claimable one is gone by without a look.
+      const view = seen && (seen.written || seen.current === null) ? this.#view(seen.current, false) : undefined;
+      const known = view?.claimable ? view : undefined;
       looksFirst = seen !== undefined && known === undefined;
       if (known) this.#state = { ...this.#state, known };
     }
@@ -578,6 +581,13 @@ export class WriterDriver implements StoreLease {
         void this.#read(action.for);
         return;
       case 'write':
+        // A paced writer that must renew an entry of its own it does not trust (its claim landed
+        // too late, or overlapped a forceRelease here) ends its try there: it holds nothing its
+        // caller may use yet, and the caller's next try hears how the renewal went.
+        if (this.#attempt && this.#state.goal.kind === 'acquire' && action.intent.kind === 'renew') {
+          const version = action.condition.kind === 'version' ? action.condition.version : undefined;
+          this.#settleAttempt({ held: version ? (this.#records.get(version) ?? null) : null });
+        }
         void this.#write(action);
         return;
       case 'arm': {
