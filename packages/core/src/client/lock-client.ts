@@ -619,7 +619,8 @@ export class LockClient implements LockHost {
     if (queue) checkLocalLimit(queue, limit);
     // Held or queued here, or being force-released here (a lease won now would be given back): no request.
     if (queue?.busy || this.forceReleases.forcing(key)) return { holder: queue?.holderSummary() };
-    await this.engine.beforeClaim(key);
+    const checking = this.engine.beforeClaim(key);
+    if (checking) await checking;
     const lease = this.newLease(key, limit, request.settings);
     let result: Awaited<ReturnType<StoreLease['attempt']>>;
     try {

@@ -154,8 +154,8 @@ export interface LeaseEngine {
   msUntilClaimable(key: string, current: VersionedRecord | null): number | undefined;
   /** The store lease of one acquisition, not started yet. */
   newLease(request: LeaseRequest): StoreLease;
-  /** Awaited before each try at a key: what the engine checks before its first claim (a store check). */
-  beforeClaim(key: string): Promise<void>;
+  /** Awaited before each try at a key: what the engine checks before its first claim (a store check); undefined once nothing is left to check. */
+  beforeClaim(key: string): Promise<void> | undefined;
   /** Throws when `current`, which a try found held, cannot be waited for with `limit` (LockLimitMismatchError). */
   checkHeld(key: string, limit: number, current: VersionedRecord | null): void;
   /**

@@ -24,9 +24,9 @@ export type WriterEvent =
   | { readonly type: 'read'; readonly for: number; readonly view: RecordView; readonly now: number }
   | { readonly type: 'readFailed'; readonly for: number; readonly now: number }
   /**
-   * Another writer of this client wrote the record (a semaphore's other slot): `view` is the
-   * record it left, which a holder's next write may build on when it shows the holder's entry
-   * as its own last write left it.
+   * Its client saw the record otherwise (another writer of it wrote it, a semaphore's other
+   * slot; or it read it): a holder's next write may build on it when it shows the holder's entry
+   * as its own last write left it; otherwise the holder learns its token.
    */
   | { readonly type: 'seen'; readonly view: RecordView; readonly now: number }
   | { readonly type: 'timer'; readonly timer: TimerName; readonly now: number }

@@ -71,10 +71,16 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       out.push({ type: 'arm', timer: 'retry', at: e.now + s.terms.retryMs });
       return { ...s, reading: false };
     case 'seen': {
-      // Only a holder with nothing in flight, whose entry the record shows as its last write left it.
-      const { lease } = s;
-      if (!lease || s.pending || s.reading || e.view.version === null || e.view.own?.seq !== s.seq) return s;
-      return { ...s, lease: { ...lease, version: e.view.version }, known: withFloor(s, e.view) };
+      const { lease, known } = s;
+      if (!lease) return s;
+      // A holder with nothing in flight, whose entry the record shows as its last write left it,
+      // builds its next write on it.
+      if (!s.pending && !s.reading && e.view.version !== null && e.view.own?.seq === s.seq) {
+        return { ...s, lease: { ...lease, version: e.view.version }, known: withFloor(s, e.view) };
+      }
+      // Otherwise it learns only the token: one above its lease's reserve means someone took the
+      // key (an early takeover), and it passes nothing on without a write, which learns the loss.
+      return known && e.view.token > known.token ? { ...s, known: { ...known, token: e.view.token } } : s;
     }
     case 'timer':
       return onTimer(s, e.timer, e.now, out);
@@ -172,8 +178,9 @@ function onWritten(
       // with a loop of reads and copies).
       if (pending.mayHaveLanded) {
         if (pending.status !== 'sent') return s;
+        const told = tellUnknown(s, pending, out);
         out.push({ type: 'arm', timer: 'retry', at: now + s.terms.retryMs });
-        return { ...s, pending: { ...pending, status: 'backoff' } };
+        return { ...told, pending: { ...pending, status: 'backoff' } };
       }
       // A claim, or a giving back that nobody waits for, is tried again only after the retry
       // time, on what a read then shows: an outage or throttling is not met with a tight loop.

@@ -248,7 +248,8 @@ export class KeyQueue<L extends HeldLock, S> {
       const sentAt = this.time.monotonic();
       let result: AttemptResult;
       try {
-        await engine.beforeClaim(this.key);
+        const checking = engine.beforeClaim(this.key); // sent at once when nothing is left to check
+        if (checking) await checking;
         result = await lease.attempt();
         if ('held' in result) engine.checkHeld(this.key, this.limit, result.held);
       } catch (error) {

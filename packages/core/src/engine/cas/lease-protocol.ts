@@ -19,7 +19,7 @@ import { writeResolved } from './resolved-write.js';
 import { liveSlots, msUntilSlotFree, type SlotParts, SlotSightings } from './slot-claimable.js';
 import { checkSameLimit, holdersOf, isSemaphore, limitOf } from './slot-records.js';
 import type { StoreCheck } from './store-check.js';
-import { SlotWriters } from './slot-writers.js';
+import { KeyWriters } from './key-writers.js';
 import type { StoreLease } from '../store-lease.js';
 import { WriterDriver } from './writer-driver.js';
 
@@ -33,8 +33,8 @@ import { WriterDriver } from './writer-driver.js';
 export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
   readonly known = new KnownRecords();
   readonly sightings = new SlotSightings();
-  /** This client's semaphore writers by key: each learns of the records the others write. */
-  private readonly writers = new SlotWriters();
+  /** This client's writers by key: each learns of the records the others write, and of reads. */
+  private readonly writers = new KeyWriters();
   readonly kind: string;
 
   constructor(
@@ -113,12 +113,12 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       onSeen: (current, written) => {
         this.known.remember(key, current, written, time.monotonic());
         // A semaphore's other holders here build their next write on it (theirs would fail).
-        if (written && current && limit > 1) this.writers.sawWrite(key, writer, current);
+        if (written && current && limit > 1) this.writers.saw(key, current, writer);
       },
       liveSlots: (current) => liveSlots(this, key, current),
       ...(request.pacedByCaller ? { pacedByCaller: true } : {}),
     });
-    if (limit > 1) this.writers.add(key, writer);
+    this.writers.add(key, writer);
     return writer;
   }
 
@@ -129,8 +129,9 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
     return isClaimable(this, key, current);
   }
 
-  async beforeClaim(key: string): Promise<void> {
-    if (this.storeCheck && !this.storeCheck.passed) await this.storeCheck.ensure(key);
+  beforeClaim(key: string): Promise<void> | undefined {
+    if (this.storeCheck && !this.storeCheck.passed) return this.storeCheck.ensure(key);
+    return undefined;
   }
 
   checkHeld(key: string, limit: number, current: VersionedRecord | null): void {
@@ -259,6 +260,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
   async read(key: string, signal?: AbortSignal): Promise<VersionedRecord | null> {
     const current = await withRetry(this.retry, this.clock.time, () => this.store.read(key), signal);
     this.known.remember(key, current, false, this.clock.time.monotonic());
+    if (current) this.writers.saw(key, current);
     return current;
   }
 

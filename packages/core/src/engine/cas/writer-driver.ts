@@ -449,10 +449,11 @@ export class WriterDriver implements StoreLease {
   }
 
   /**
-   * Another writer of this client wrote `current` (a semaphore's other slot): the next write of
-   * this one may build on it instead of the version its own last write left (which would fail).
+   * Its client saw `current` otherwise (another writer's write, a semaphore's other slot; or a
+   * read): the next write of this holder may build on it instead of the version its own last
+   * write left (which would fail), or it learns that someone took the key.
    */
-  sawSibling(current: VersionedRecord): void {
+  sawRecord(current: VersionedRecord): void {
     if (this.#state.end !== null || this.#state.lease === null) return;
     this.#feed({ type: 'seen', view: this.#view(current, false), now: this.#now() });
   }

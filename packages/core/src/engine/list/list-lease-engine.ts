@@ -390,8 +390,9 @@ export class ListLeaseEngine implements LeaseEngine {
     return new ListLease(this, request);
   }
 
-  async beforeClaim(): Promise<void> {
+  beforeClaim(): undefined {
     // Nothing to check first: the strategy's store check is verifyStore's.
+    return undefined;
   }
 
   checkHeld(): void {
