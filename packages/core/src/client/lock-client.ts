@@ -521,8 +521,9 @@ export class LockClient implements LockHost {
   private async leasesEnded(): Promise<void> {
     const open = [...this.leases];
     if (open.length === 0) return;
+    // As many tries as a store request gets, at the writers' own retry pace.
     const { retry } = this.engine;
-    const boundMs = retry.attempts * retry.maxMs;
+    const boundMs = retry.attempts * Math.min(retry.maxMs, WRITER_RETRY_BASES * retry.baseMs);
     const ended = Promise.allSettled(open.map((lease) => lease.ended));
     await Promise.race([ended, sleep(this.time, boundMs, undefined, { keepAlive: true })]);
     for (const lease of open) {
@@ -747,6 +748,9 @@ function checkLocalLimit(
   if (queue.limit === limit || queue.idle) return;
   throw new LockLimitMismatchError(queue.key, queue.limit, limit, 'or awaited in this client ');
 }
+
+/** A store lease retries its own reads and writes this many retry bases apart (cas/lease-protocol.ts). */
+const WRITER_RETRY_BASES = 4;
 
 /** A lock nothing renews reads its record every this many poll intervals. */
 const VERIFY_POLLS = 5;
