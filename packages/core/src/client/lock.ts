@@ -440,12 +440,14 @@ export class Lock<T = unknown> {
 
   /**
    * @internal One more attempt at a release that failed; close() calls it for locks still
-   * releasing. A release of unknown outcome is the lease's to settle: this waits for its end.
+   * releasing. A release of unknown outcome is the lease's to settle: this makes it look now.
    */
   async retryRelease(): Promise<void> {
     const refused = this.refusedRelease;
     if (!refused) {
-      if (this.state === 'releasing') await this.lease.ended;
+      // Joins the release under way, which looks at the store now: answered once it landed, or
+      // once that look fails (then the lease goes on settling it).
+      if (this.state === 'releasing') await this.lease.release().catch(() => undefined);
       return;
     }
     const options = refused.data ? { data: refused.data.value as T } : {};
