@@ -113,8 +113,9 @@ export function notApplied(
   if (ownVersion !== null && !s.terms.slot) {
     // A lock's own entry at a version none of its writes in flight left: a late copy of its
     // one-request claim landed once the record had moved on without it. The lease it held is
-    // gone; that entry is its own to give back.
-    return giveBackLost(s, out, false);
+    // gone (a caller's write may have landed before that); that entry is its own to give back.
+    const callers = intent.kind !== 'renew' || answersChange(s, pending) || isReleaseWrite(s, pending);
+    return giveBackLost(s, out, callers && pending.mayHaveLanded);
   }
   if (ownVersion !== null) {
     // Still this writer's entry (a semaphore slot others wrote beside): write again on the new

@@ -9,6 +9,7 @@ import {
   passedOnError,
 } from '../../shared/errors.js';
 import { type RetryPolicy, withRetry } from '../../shared/retry.js';
+import { sleep } from '../../shared/sleep.js';
 import { checkJsonData } from '../../shared/validation.js';
 import type { LeaseEngine, LeaseRequest, ListedLock, ResumedLease } from '../lease-engine.js';
 import type { CasParts } from './cas-parts.js';
@@ -119,7 +120,30 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       ...(request.pacedByCaller ? { pacedByCaller: true } : {}),
     });
     this.writers.add(key, writer);
+    if (claimBy === 'state') {
+      void writer.ended.then(() => {
+        if (writer.claimMayLandLate) void this.watchLateClaim(key, lockId, writer);
+      });
+    }
     return writer;
+  }
+
+  /**
+   * A writer ended while a copy of its one-request claim may still land (its condition is the
+   * record's state, so a late copy can take a free key): the record is looked at a while, and
+   * an entry that copy wrote is given back.
+   */
+  private async watchLateClaim(key: string, lockId: string, writer: WriterDriver): Promise<void> {
+    const time = this.clock.time;
+    for (let look = 0; look < LATE_CLAIM_LOOKS; look++) {
+      await sleep(time, LATE_CLAIM_EVERY_MS);
+      const current = await this.store.read(key).catch(() => undefined);
+      const entry = current && holdersOf(current.record).find((holder) => holder.lockId === lockId);
+      if (entry && writer.wrote(entry.writeId)) {
+        await this.releaseByHandle(key, lockId, Number.POSITIVE_INFINITY).catch(() => undefined);
+        return;
+      }
+    }
   }
 
   /** Whether a lock may take `current` over now, by this client's clock mode; remembers what it saw. */
@@ -271,6 +295,9 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
   }
 }
 
+/** How often, and how many times, a late copy of a one-request claim is looked for after its writer ended. */
+const LATE_CLAIM_EVERY_MS = 1_000;
+const LATE_CLAIM_LOOKS = 30;
 /** The longest safety margin a lease's holder keeps before its end. */
 const MAX_MARGIN_MS = 2_000;
 /** A writer retries its own reads and writes (not a waiter's tries) this many retry bases apart. */

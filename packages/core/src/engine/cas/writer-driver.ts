@@ -117,6 +117,8 @@ export class WriterDriver implements StoreLease {
   #unknownError: unknown;
   /** A retry the machine asked for was left to the caller's next try: owed once the writer no longer waits for one. */
   #retryOwed = false;
+  /** A one-request claim of it had an unknown outcome: a copy may land even after it ended. */
+  #claimMayLandLate = false;
   /** The clocks said the machine was suspended: a loss by the deadline says so. */
   #wasSuspended = false;
   /** Who hears what happens to the lease: the Lock holding it now. */
@@ -154,6 +156,11 @@ export class WriterDriver implements StoreLease {
 
   get isOver(): boolean {
     return this.#state.end !== null;
+  }
+
+  /** Whether a copy of a one-request claim of it may still land (see `#claimMayLandLate`). */
+  get claimMayLandLate(): boolean {
+    return this.#claimMayLandLate;
   }
 
   /** A compare-and-swap store hands a lease to a waiter in one write. */
@@ -929,6 +936,9 @@ export class WriterDriver implements StoreLease {
     this.#suspend.sent(this.options.time.now(), this.#now());
     this.#sentEpoch = this.#forceEpoch;
     const answer = await this.#answerOf(() => claim(key, request));
+    // Its condition is a state, not a version: a copy of it may still land after the writer
+    // ended, whatever a read shows now (the engine watches for it a while, and gives it back).
+    if (answer.kind === 'unknown') this.#claimMayLandLate = true;
     this.#observe({ type: 'written', seq, answer, now: this.#now() });
   }
 }
