@@ -11,7 +11,15 @@ test("a claim after another client's forceRelease reads the record, though this 
   const s = scriptedClients({ leaseMs: FAIL_CLOSED });
   const a = s.client();
   const lease = (lockId: string) =>
-    a.engine.newLease({ key: 'k', lockId, leaseMs: FAIL_CLOSED, limit: 1, heartbeatMs: false, verifyMs: 60_000, pacedByCaller: true });
+    a.engine.newLease({
+      key: 'k',
+      lockId,
+      leaseMs: FAIL_CLOSED,
+      limit: 1,
+      heartbeatMs: false,
+      verifyMs: 60_000,
+      pacedByCaller: true,
+    });
   const first = lease('first');
   expect(await first.attempt()).toHaveProperty('token');
   expect(await replica(s).forceRelease('k')).toBe(true);

@@ -336,13 +336,23 @@ export class LockClient implements LockHost {
     const same = local && (await this.resumeHeld(local, fields, options));
     if (same) return same;
     const { key } = fields;
-    const resumed = await this.engine.resume(key, fields.lockId, fields.fencingToken, (leaseMs, limit) => {
-      // Before the renewal: a lease this client could not keep beside its own holders is left as it is.
-      const queue = this.keys.get(key);
-      if (queue) checkLocalLimit(queue, limit);
-      const heartbeatMs = resolveHeartbeat(options.heartbeatMs ?? this.settings.heartbeatMs, leaseMs, 'heartbeatMs');
-      return { heartbeatMs, verifyMs: this.verifyMs };
-    }, (lease) => this.adopt(lease));
+    const resumed = await this.engine.resume(
+      key,
+      fields.lockId,
+      fields.fencingToken,
+      (leaseMs, limit) => {
+        // Before the renewal: a lease this client could not keep beside its own holders is left as it is.
+        const queue = this.keys.get(key);
+        if (queue) checkLocalLimit(queue, limit);
+        const heartbeatMs = resolveHeartbeat(
+          options.heartbeatMs ?? this.settings.heartbeatMs,
+          leaseMs,
+          'heartbeatMs',
+        );
+        return { heartbeatMs, verifyMs: this.verifyMs };
+      },
+      (lease) => this.adopt(lease),
+    );
     const { lease, token, leaseMs, limit } = resumed;
     const settings: LockSettings = {
       leaseMs,
@@ -416,7 +426,9 @@ export class LockClient implements LockHost {
     }
     // Every lease of the key here (held, a waiter's try on its way, or one made before the force
     // is answered) trusts nothing written meanwhile: what it wins may have been freed by the force.
-    const forcing = [...this.leases].filter((lease) => lease.key === key).map((lease) => lease.forceReleasing());
+    const forcing = [...this.leases]
+      .filter((lease) => lease.key === key)
+      .map((lease) => lease.forceReleasing());
     const during = new Set<{ end(): void }>();
     let set = this.forcing.get(key);
     if (!set) this.forcing.set(key, (set = new Set()));

@@ -1,9 +1,9 @@
 import type { LockRecord, VersionedRecord } from '../contract/lock-record.js';
 import type { ResolvedClock } from '../shared/clock.js';
 import type { LockCorruptedError } from '../shared/errors.js';
-import type { StoreLease } from './store-lease.js';
 import type { RetryPolicy } from '../shared/retry.js';
 import type { StoreVerdict } from '../verify/store-verdict.js';
+import type { StoreLease } from './store-lease.js';
 
 /** What a caller asks for when acquiring: lease length (Infinity = fail-closed) and context. */
 export interface LeaseTerms {

@@ -145,7 +145,11 @@ export class KeyQueue<L extends HeldLock, S> {
   }
 
   /** Queues a caller until it gets the lock, `waitMs` passes (LockTimeoutError) or `signal` aborts. */
-  wait(request: { lease: StoreLease; settings: S }, waitMs: number, signal: AbortSignal | undefined): Promise<L> {
+  wait(
+    request: { lease: StoreLease; settings: S },
+    waitMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<L> {
     const key = this.key;
     return new Promise<L>((resolve, reject) => {
       let timer: ScheduledTimer | undefined;

@@ -12,16 +12,16 @@ import { type RetryPolicy, withRetry } from '../../shared/retry.js';
 import { sleep } from '../../shared/sleep.js';
 import { checkJsonData } from '../../shared/validation.js';
 import type { LeaseEngine, LeaseRequest, ListedLock, ResumedLease } from '../lease-engine.js';
+import type { StoreLease } from '../store-lease.js';
 import type { CasParts } from './cas-parts.js';
 import { isClaimable, msUntilClaimable } from './claimable.js';
+import { KeyWriters } from './key-writers.js';
 import { KnownRecords } from './known-records.js';
 import { checkStoreLists, listRecords } from './list-records.js';
 import { writeResolved } from './resolved-write.js';
 import { liveSlots, msUntilSlotFree, type SlotParts, SlotSightings } from './slot-claimable.js';
 import { checkSameLimit, holdersOf, isSemaphore, limitOf } from './slot-records.js';
 import type { StoreCheck } from './store-check.js';
-import { KeyWriters } from './key-writers.js';
-import type { StoreLease } from '../store-lease.js';
 import { WriterDriver } from './writer-driver.js';
 
 /**
@@ -182,7 +182,12 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
     return { lease, token: resumed, leaseMs, limit, acquiredAt: entry.acquiredAt, context: entry.context };
   }
 
-  async releaseByHandle(key: string, lockId: string, token: number, data?: { value: unknown }): Promise<void> {
+  async releaseByHandle(
+    key: string,
+    lockId: string,
+    token: number,
+    data?: { value: unknown },
+  ): Promise<void> {
     const { current, entry } = await this.entryOf(key, lockId, token);
     if (data) this.checkData(data.value, current.record);
     const leaseMs = entry.leaseMs ?? Number.POSITIVE_INFINITY;

@@ -10,10 +10,11 @@ import {
   type WriterTerms,
 } from '../../protocol/writer-state.js';
 import { step } from '../../protocol/writer-step.js';
-import type { AttemptResult, LeaseWatcher, StoreLease } from '../store-lease.js';
 import type { ClockMode } from '../../shared/clock.js';
+import { deferred } from '../../shared/deferred.js';
 import { LockLostError, LockNotHeldError, LockStoreError } from '../../shared/errors.js';
 import type { ScheduledTimer, Scheduler } from '../../shared/scheduler.js';
+import type { AttemptResult, LeaseWatcher, StoreLease } from '../store-lease.js';
 import { holdersOf, limitOf, slotView } from './slot-records.js';
 import { storedExpiry } from './stored-expiry.js';
 import { SuspendWatch } from './suspend-watch.js';
@@ -205,7 +206,8 @@ export class WriterDriver implements StoreLease {
       const seen = this.options.seen?.();
       // A record left held (by another acquisition of this client, too) may have been freed or
       // taken since by someone else: only a free or claimable one is gone by without a look.
-      const view = seen && (seen.written || seen.current === null) ? this.#view(seen.current, false) : undefined;
+      const view =
+        seen && (seen.written || seen.current === null) ? this.#view(seen.current, false) : undefined;
       const known = view?.claimable ? view : undefined;
       looksFirst = seen !== undefined && known === undefined;
       if (known) this.#state = { ...this.#state, known };
@@ -600,7 +602,12 @@ export class WriterDriver implements StoreLease {
         return;
       case 'arm': {
         const { goal, pending } = this.#state;
-        if (action.timer === 'retry' && this.#attempt && goal.kind === 'acquire' && pending?.status === 'backoff') {
+        if (
+          action.timer === 'retry' &&
+          this.#attempt &&
+          goal.kind === 'acquire' &&
+          pending?.status === 'backoff'
+        ) {
           // Its claim's outcome is still unknown and the store does not answer: the try says so
           // (the writer goes on resolving it at its own pace; the caller decides whether to wait).
           this.#settleAttempt(
@@ -626,7 +633,8 @@ export class WriterDriver implements StoreLease {
         const armedAt = this.#armedAt.get(timer);
         // A renewal already due sooner is not put off: events in a row (local passes every
         // millisecond) would otherwise keep pushing it to the retry time, and it would never run.
-        if (timer === 'renew' && armedAt !== undefined && armedAt <= action.at && armedAt > this.#now()) return;
+        if (timer === 'renew' && armedAt !== undefined && armedAt <= action.at && armedAt > this.#now())
+          return;
         this.#timers.get(timer)?.cancel();
         const ms = Math.max(0, action.at - this.#now());
         this.#armedAt.set(timer, action.at);
@@ -652,16 +660,16 @@ export class WriterDriver implements StoreLease {
                 { reason: 'expired' },
               )
             : action.why === 'expired'
-            ? new LockLostError(
-                this.options.key,
-                'the lease ran out before a renewal could land (store unreachable, or the process was paused)',
-                { reason: 'expired' },
-              )
-            : new LockLostError(
-                this.options.key,
-                'the record moved on without it (forceRelease, a release by handle, or a takeover)',
-                { reason: 'taken' },
-              );
+              ? new LockLostError(
+                  this.options.key,
+                  'the lease ran out before a renewal could land (store unreachable, or the process was paused)',
+                  { reason: 'expired' },
+                )
+              : new LockLostError(
+                  this.options.key,
+                  'the record moved on without it (forceRelease, a release by handle, or a takeover)',
+                  { reason: 'taken' },
+                );
         this.#lost.abort(error);
         this.#watcher?.lost(error);
         return;
@@ -686,21 +694,24 @@ export class WriterDriver implements StoreLease {
           const { key } = this.options;
           this.#takeChange()?.reject(
             action.why === 'unknown'
-              ? (this.#unknownError instanceof LockStoreError && this.#unknownError.maybeApplied
-                  ? this.#unknownError
-                  : new LockStoreError(
-                      `The store did not say whether the change to lock "${key}" landed; the lock is still held, and trusted only as long as the shorter of the two leases.`,
-                      { retryable: true, maybeApplied: true, reason: 'unavailable' },
-                    ))
+              ? this.#unknownError instanceof LockStoreError && this.#unknownError.maybeApplied
+                ? this.#unknownError
+                : new LockStoreError(
+                    `The store did not say whether the change to lock "${key}" landed; the lock is still held, and trusted only as long as the shorter of the two leases.`,
+                    { retryable: true, maybeApplied: true, reason: 'unavailable' },
+                  )
               : action.why === 'lost'
-              ? new LockLostError(key, 'its lease ended before the change was confirmed', {
-                  maybeApplied: action.maybeApplied,
-                })
-              : (this.#refused ??
-                new LockStoreError(`The store refused to renew lock "${key}"; it is still held as before.`, {
-                  retryable: true,
-                  reason: 'unavailable',
-                })),
+                ? new LockLostError(key, 'its lease ended before the change was confirmed', {
+                    maybeApplied: action.maybeApplied,
+                  })
+                : (this.#refused ??
+                  new LockStoreError(
+                    `The store refused to renew lock "${key}"; it is still held as before.`,
+                    {
+                      retryable: true,
+                      reason: 'unavailable',
+                    },
+                  )),
           );
           return;
         }
@@ -715,10 +726,13 @@ export class WriterDriver implements StoreLease {
                   { retryable: true, maybeApplied: true, reason: 'unavailable' },
                 )
               : (this.#refused ??
-                new LockStoreError(`The store refused to release lock "${this.options.key}"; it is still held.`, {
-                  retryable: true,
-                  reason: 'unavailable',
-                }));
+                new LockStoreError(
+                  `The store refused to release lock "${this.options.key}"; it is still held.`,
+                  {
+                    retryable: true,
+                    reason: 'unavailable',
+                  },
+                ));
         for (const released of this.#takeReleases()) released.reject(error);
         return;
       }
@@ -732,7 +746,16 @@ export class WriterDriver implements StoreLease {
         const record = this.#records.get(version);
         if (record) next.#records.set(version, record);
         const now = this.#now();
-        next.#feed({ type: 'handedOver', version, token, top, leaseMs, sentAt, now, ...(distrusted ? { distrusted } : {}) });
+        next.#feed({
+          type: 'handedOver',
+          version,
+          token,
+          top,
+          leaseMs,
+          sentAt,
+          now,
+          ...(distrusted ? { distrusted } : {}),
+        });
         return;
       }
       case 'ended':
@@ -946,14 +969,4 @@ export class WriterDriver implements StoreLease {
 /** The token of `lockId`'s entry in `record`, or the record's (a release). */
 function tokenOf(record: LockRecord, lockId: string): number {
   return holdersOf(record).find((entry) => entry.lockId === lockId)?.token ?? record.token;
-}
-
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((yes, no) => {
-    resolve = yes;
-    reject = no;
-  });
-  return { promise, resolve, reject };
 }

@@ -1,8 +1,8 @@
-import type { LeaseState } from '../lease-engine.js';
-import type { ListLeaseEngine } from './list-lease-engine.js';
 import { isUnknownOutcome, LockError, LockLostError, LockStoreError } from '../../shared/errors.js';
 import type { ScheduledTimer, Scheduler } from '../../shared/scheduler.js';
+import type { LeaseState } from '../lease-engine.js';
 import { lossDeadline } from './lease-deadline.js';
+import type { ListLeaseEngine } from './list-lease-engine.js';
 import { SuspendCheck } from './suspend-check.js';
 
 /** What the keeper learned about the lease: renewed (trusted anew), unknown (a write's outcome), lost. */

@@ -403,14 +403,20 @@ export class ListLeaseEngine implements LeaseEngine {
     return Promise.reject(new Error('unreachable: checkResume() refuses a resume first'));
   }
 
-  async releaseByHandle(key: string, lockId: string, _token: number, data?: { value: unknown }): Promise<void> {
+  async releaseByHandle(
+    key: string,
+    lockId: string,
+    _token: number,
+    data?: { value: unknown },
+  ): Promise<void> {
     if (data) this.checkData();
     const lease = await this.leaseFromHandle(key, lockId);
     try {
       await this.release(lease);
     } catch (error) {
       // A loss that may have stored the data says so; otherwise nothing was written.
-      if (error instanceof LockLostError && !error.maybeApplied) throw new LockNotHeldError(key, error.message);
+      if (error instanceof LockLostError && !error.maybeApplied)
+        throw new LockNotHeldError(key, error.message);
       throw error;
     }
   }

@@ -1,8 +1,15 @@
 import { holderToken, type LockRecord } from '../../contract/lock-record.js';
+import { deferred } from '../../shared/deferred.js';
 import { isUnknownOutcome, LockLostError, LockStoreError } from '../../shared/errors.js';
 import { backoffMs } from '../../shared/retry.js';
 import { sleep } from '../../shared/sleep.js';
-import { type Contender, type LeaseRequest, type LeaseState, newContender, settleWith } from '../lease-engine.js';
+import {
+  type Contender,
+  type LeaseRequest,
+  type LeaseState,
+  newContender,
+  settleWith,
+} from '../lease-engine.js';
 import type { AttemptResult, LeaseEnd, LeaseWatcher, StoreLease } from '../store-lease.js';
 import { arrivedInTime } from './lease-deadline.js';
 import { type KeepingTerms, LeaseKeeper } from './lease-keeper.js';
@@ -122,7 +129,8 @@ export class ListLease implements StoreLease {
         terms: () => this.#terms,
         keeping: () => this.#phase === 'held' || this.#phase === 'releasing',
         lost: () => this.#phase === 'ended',
-        heartbeat: () => (this.#phase === 'held' ? this.#write(() => this.#renew(this.#terms.leaseMs)) : undefined),
+        heartbeat: () =>
+          this.#phase === 'held' ? this.#write(() => this.#renew(this.#terms.leaseMs)) : undefined,
         leaseOutcome: (report) => {
           if (report.outcome === 'lost') this.#lose(report.error);
           else if (report.outcome === 'renewed') this.#watcher?.renewed();
@@ -205,7 +213,9 @@ export class ListLease implements StoreLease {
   readonly handsOver = false;
 
   handOver(): Promise<void> {
-    return Promise.reject(new LockStoreError('The S3 list strategy cannot hand a lease over.', { retryable: false }));
+    return Promise.reject(
+      new LockStoreError('The S3 list strategy cannot hand a lease over.', { retryable: false }),
+    );
   }
 
   passLocally(): undefined {
@@ -307,13 +317,3 @@ export class ListLease implements StoreLease {
 
 /** How often an acquisition nobody waits for is tried to be settled before it is left to run out. */
 const SETTLE_ATTEMPTS = 8;
-
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((yes, no) => {
-    resolve = yes;
-    reject = no;
-  });
-  return { promise, resolve, reject };
-}
