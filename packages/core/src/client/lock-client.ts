@@ -430,8 +430,8 @@ export class LockClient implements LockHost {
       .filter((lease) => lease.key === key)
       .map((lease) => lease.forceReleasing());
     const during = new Set<{ end(): void }>();
-    let set = this.forcing.get(key);
-    if (!set) this.forcing.set(key, (set = new Set()));
+    const set = this.forcing.get(key) ?? new Set();
+    this.forcing.set(key, set);
     set.add(during);
     try {
       return (await this.engine.forceRelease(key)) !== null;

@@ -4,7 +4,7 @@ import type { LockStore, WriteCondition } from '../../src/contract/lock-store.js
 import { semaphoreRecord } from '../../src/engine/cas/slot-records.js';
 import { WriterDriver } from '../../src/engine/cas/writer-driver.js';
 import { memoryStore } from '../../src/index.js';
-import { LockCorruptedError, LockLostError, LockStoreError } from '../../src/shared/errors.js';
+import { LockCorruptedError, LockLostError } from '../../src/shared/errors.js';
 import { systemScheduler } from '../../src/shared/scheduler.js';
 import { ManualTime } from '../helpers/manual-time.js';
 
