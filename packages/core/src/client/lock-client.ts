@@ -642,6 +642,8 @@ export class LockClient implements LockHost {
     } catch (error) {
       // Nobody tries it again: whatever it may still win is given back.
       lease.giveUp();
+      // It ended with what it won given back (not to be trusted): no lock, as a busy key.
+      if (error instanceof LockLostError && lease.isOver) return { holder: undefined };
       throw error;
     }
     if ('held' in result) {
