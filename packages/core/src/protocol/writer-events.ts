@@ -74,6 +74,8 @@ export type WriterEvent =
       readonly token: number;
       readonly top: number;
       readonly leaseMs: number | null;
+      /** The highest token its client saw for the key (the record may have been deleted since): none below it is handed on. */
+      readonly floor?: number;
       readonly now: number;
     }
   /** A lock of this client handed its lease to this writer in a write that landed. */

@@ -129,7 +129,8 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
     case 'resume': {
       if (s.goal.kind !== 'acquire' || s.seq > 0 || s.known !== undefined) return s;
       const own = { seq: 0, token: e.token };
-      const known = { version: e.version, token: e.top, lastSeq: undefined, own, claimable: false };
+      const token = Math.max(e.top, e.floor ?? 0);
+      const known = { version: e.version, token, lastSeq: undefined, own, claimable: false };
       // Never trusted as it stands: seekLease renews the entry first (an own entry, no lease).
       return {
         ...s,

@@ -257,7 +257,12 @@ export class KeyQueue<L extends HeldLock, S> {
         result = await lease.attempt();
         if ('held' in result) engine.checkHeld(this.key, this.limit, result.held);
       } catch (error) {
-        if (error instanceof LockLostError && lease.isOver) continue; // ended meanwhile: see above
+        if (error instanceof LockLostError && lease.isOver) {
+          // Ended meanwhile (see above): a new lease tries next, after a poll's pause, so that a
+          // lease that keeps ending at once never spins the event loop.
+          await this.nap(pollDelay(attempt++, this.host.settings.pollMs, this.time.random));
+          continue;
+        }
         const retryable =
           !(error instanceof LockError) || (error instanceof LockStoreError && error.retryable);
         const delay = backoffMs(engine.retry, Math.min(attempt++, 8), this.time.random);

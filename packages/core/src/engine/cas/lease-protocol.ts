@@ -109,7 +109,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       claimable: (current) => this.claimable(key, current),
       seen: () => {
         const known = this.known.get(key);
-        return known && { current: known.current, written: known.lastWriter };
+        return known && { current: known.current, written: known.lastWriter, tokenFloor: known.tokenFloor };
       },
       onSeen: (current, written) => {
         this.known.remember(key, current, written, time.monotonic());

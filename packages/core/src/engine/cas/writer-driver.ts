@@ -46,7 +46,9 @@ export interface WriterDriverOptions {
    * version is then current unless someone wrote since, and a claim goes by it); a record only
    * read is looked at again first. Undefined: never seen (a claim creates the record).
    */
-  readonly seen?: () => { readonly current: VersionedRecord | null; readonly written: boolean } | undefined;
+  readonly seen?: () =>
+    | { readonly current: VersionedRecord | null; readonly written: boolean; readonly tokenFloor: number }
+    | undefined;
   /** Called with each record the writer learns of: read, or `written` by one of its own writes. */
   readonly onSeen?: (current: VersionedRecord | null, written: boolean) => void;
   readonly time: Scheduler;
@@ -204,13 +206,16 @@ export class WriterDriver implements StoreLease {
     let looksFirst = false;
     if (!this.#inPlay()) {
       const seen = this.options.seen?.();
-      // A record left held (by another acquisition of this client, too) may have been freed or
-      // taken since by someone else: only a free or claimable one is gone by without a look.
-      const view =
-        seen && (seen.written || seen.current === null) ? this.#view(seen.current, false) : undefined;
-      const known = view?.claimable ? view : undefined;
-      looksFirst = seen !== undefined && known === undefined;
-      if (known) this.#state = { ...this.#state, known };
+      if (seen) {
+        // A record left held (by another acquisition of this client, too) may have been freed
+        // or taken since by someone else: only a free or claimable one its own write left (or
+        // none) is gone by without a look. Tokens go on above any its client saw.
+        const view = this.#view(seen.current, false);
+        const trusted = (seen.written || seen.current === null) && view.claimable;
+        looksFirst = !trusted;
+        const known = { ...view, token: Math.max(view.token, seen.tokenFloor), claimable: trusted };
+        this.#state = { ...this.#state, known };
+      }
     }
     this.#started = true;
     this.#feed(
@@ -289,6 +294,7 @@ export class WriterDriver implements StoreLease {
    * before the renewal landed, with the store's LockStoreError when it refused the renewal.
    */
   resume(current: VersionedRecord, token?: number): Promise<number> {
+    const floor = this.options.seen?.()?.tokenFloor ?? 0;
     const { key, lockId } = this.options;
     const entry = holdersOf(current.record).find((holder) => holder.lockId === lockId);
     if (!entry) {
@@ -302,6 +308,7 @@ export class WriterDriver implements StoreLease {
       // A handle's token above the entry's (passed on with no write since): the one it takes over.
       token: token !== undefined && token > entry.token && token <= record.token ? token : entry.token,
       top: record.token,
+      floor,
       leaseMs: entry.leaseMs,
       now: this.#now(),
     });
