@@ -8,6 +8,14 @@ import { watchedStore, writerOn } from '../helpers/manual-writer.js';
 // attempt() is one try, answered with the token, the record that shows the key held, or the
 // store's error; between tries the writer sends nothing of its own.
 
+/** Writer 1 holding key "k" of `store`, and writer 2 paced by its caller, not tried yet. */
+async function heldWithPacedWaiter(store: LockStore, time: ManualTime) {
+  const holder = writerOn(store, time, 1);
+  void holder.acquire();
+  await time.advance(1);
+  return { holder, waiter: writerOn(store, time, 2, { pacedByCaller: true }) };
+}
+
 test('on a fresh key, one try claims it with one request', async () => {
   const time = new ManualTime();
   const { store, state } = watchedStore();
@@ -22,10 +30,7 @@ test('on a fresh key, one try claims it with one request', async () => {
 test('on a held key, a try answers with the record, and nothing is sent until the next try', async () => {
   const time = new ManualTime();
   const { store, state } = watchedStore();
-  const holder = writerOn(store, time, 1);
-  void holder.acquire();
-  await time.advance(1);
-  const waiter = writerOn(store, time, 2, { pacedByCaller: true });
+  const { holder, waiter } = await heldWithPacedWaiter(store, time);
   const first = waiter.attempt();
   await time.advance(1);
   const seen = await first;
@@ -52,10 +57,7 @@ test('a try whose look fails, or whose claim the store refuses, is rejected with
       return inner.store.read(key);
     },
   });
-  const holder = writerOn(store, time, 1);
-  void holder.acquire();
-  await time.advance(1);
-  const waiter = writerOn(store, time, 2, { pacedByCaller: true });
+  const { holder, waiter } = await heldWithPacedWaiter(store, time);
   void waiter.attempt();
   await time.advance(1); // it has seen the key held: its next try reads first
   failReads = true;
@@ -78,10 +80,7 @@ test('a try whose look fails, or whose claim the store refuses, is rejected with
 test('a try is rejected once its writer ended (its caller gave up)', async () => {
   const time = new ManualTime();
   const { store } = watchedStore();
-  const holder = writerOn(store, time, 1);
-  void holder.acquire();
-  await time.advance(1);
-  const waiter = writerOn(store, time, 2, { pacedByCaller: true });
+  const { holder, waiter } = await heldWithPacedWaiter(store, time);
   void waiter.attempt();
   await time.advance(1);
   waiter.giveUp();
