@@ -107,8 +107,13 @@ export function notApplied(
   out: WriterAction[],
 ): WriterState {
   const s: WriterState = { ...state, pending: null, known: view ? withFloor(state, view) : state.known };
-  const { intent } = pending;
-  if (intent.kind === 'claim') return s; // advance(): claim again, wait, or end
+  const { intent, condition } = pending;
+  if (intent.kind === 'claim') {
+    // A one-request claim refused on the very version it was sent for, though this client
+    // judged it claimable: the store judged otherwise. Not again at once: after the retry time.
+    const judgedOtherwise = condition.kind === 'claimable' && view?.version === condition.version;
+    return judgedOtherwise && s.known ? { ...s, known: { ...s.known, claimable: false } } : s;
+  }
   const ownVersion = view?.own !== undefined ? view.version : null;
   if (ownVersion !== null && !s.terms.slot) {
     // A lock's own entry at a version none of its writes in flight left: a late copy of its

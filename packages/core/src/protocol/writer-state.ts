@@ -17,6 +17,11 @@ export interface RecordView {
   readonly own: { readonly seq: number; readonly token: number } | undefined;
   /** Whether a claim may be written now: free, expired, or a semaphore slot free, as this client judges. */
   readonly claimable: boolean;
+  /**
+   * The stored token is below one this writer saw before (the record was deleted and created
+   * again): `token` is that floor, and a claim goes by version (a one-request claim would fail).
+   */
+  readonly belowFloor?: true;
 }
 
 /** How a writer's leases are taken and timed. */
@@ -203,7 +208,7 @@ export function effectiveDeadline(state: WriterState): number {
 /** `view` as the writer keeps it: its token never below one the writer saw before (the record may have been deleted since). */
 export function withFloor(state: WriterState, view: RecordView): RecordView {
   const floor = state.known?.token ?? 0;
-  return view.token >= floor ? view : { ...view, token: floor };
+  return view.token >= floor ? view : { ...view, token: floor, belowFloor: true };
 }
 
 /** Whether nothing renews a lease held on `terms`: a holder then reads the record to watch it. */

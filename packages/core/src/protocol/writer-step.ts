@@ -306,7 +306,9 @@ function seekLease(s: WriterState, now: number, out: WriterAction[]): WriterStat
   }
   // Never seen (a fresh key is the common case: create it), or claimable as last seen.
   const version = known?.version ?? null;
-  if (terms.claimBy === 'state' && terms.leaseMs !== null) {
+  // A record created again below the token floor: only a write by version goes on above it.
+  const byState = version === null || !known?.belowFloor;
+  if (terms.claimBy === 'state' && terms.leaseMs !== null && byState) {
     return send(
       s,
       { kind: 'claim', token: undefined, tokenFloor: known?.token ?? 0 },

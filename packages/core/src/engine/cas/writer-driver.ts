@@ -15,6 +15,7 @@ import { deferred } from '../../shared/deferred.js';
 import { LockLostError, LockNotHeldError, LockStoreError } from '../../shared/errors.js';
 import type { ScheduledTimer, Scheduler } from '../../shared/scheduler.js';
 import type { AttemptResult, LeaseWatcher, StoreLease } from '../store-lease.js';
+import { lossError } from './loss-error.js';
 import { holdersOf, limitOf, slotView } from './slot-records.js';
 import { storedExpiry } from './stored-expiry.js';
 import { SuspendWatch } from './suspend-watch.js';
@@ -122,6 +123,8 @@ export class WriterDriver implements StoreLease {
   #retryOwed = false;
   /** A one-request claim of it had an unknown outcome: a copy may land even after it ended. */
   #claimMayLandLate = false;
+  /** The one-request claim of the try under way came back unknown: no read can rule it out, so the try says so. */
+  #claimUnknownThisTry = false;
   /** The clocks said the machine was suspended: a loss by the deadline says so. */
   #wasSuspended = false;
   /** Who hears what happens to the lease: the Lock holding it now. */
@@ -213,7 +216,9 @@ export class WriterDriver implements StoreLease {
         const view = this.#view(seen.current, false);
         const trusted = (seen.written || seen.current === null) && view.claimable;
         looksFirst = !trusted;
-        const known = { ...view, token: Math.max(view.token, seen.tokenFloor), claimable: trusted };
+        const floor =
+          view.token < seen.tokenFloor ? { token: seen.tokenFloor, belowFloor: true as const } : {};
+        const known = { ...view, ...floor, claimable: trusted };
         this.#state = { ...this.#state, known };
       }
     }
@@ -236,6 +241,7 @@ export class WriterDriver implements StoreLease {
     if (this.#attempt) return this.#attempt.promise;
     const attempt = deferred<AttemptResult>();
     this.#attempt = attempt;
+    this.#claimUnknownThisTry = false;
     const { end, goal, lease } = this.#state;
     if (end !== null) {
       this.#settleAttempt(this.#endedError(end));
@@ -537,6 +543,9 @@ export class WriterDriver implements StoreLease {
   #suspended(): boolean {
     const { terms, lease, end } = this.#state;
     if (terms.leaseMs === null || end !== null) return false;
+    // Past the deadline by the monotonic clock too: a blocked event loop, not a suspend (the
+    // deadline ends the lease).
+    if (lease !== null && this.#now() >= effectiveDeadline(this.#state)) return false;
     const wall = this.options.time.now();
     const suspended =
       this.#suspend.unexplainedMs(wall, this.#now(), terms.leaseMs) !== undefined ||
@@ -626,7 +635,8 @@ export class WriterDriver implements StoreLease {
         }
         if (action.timer === 'retry' && this.#waitsForCaller()) {
           // The try is over: say what it found; the caller's next try feeds the retry.
-          const error = this.#readError ?? (this.#state.pending ? this.#refused : undefined);
+          const unknown = this.#claimUnknownThisTry ? this.#unknownError : undefined;
+          const error = this.#readError ?? (this.#state.pending ? this.#refused : undefined) ?? unknown;
           this.#readError = undefined;
           this.#retryOwed = true;
           if (error) this.#settleAttempt(error);
@@ -659,24 +669,14 @@ export class WriterDriver implements StoreLease {
         this.#settleAttempt({ token: action.token });
         return;
       case 'lost': {
+        const { key, lockId } = this.options;
+        const version = this.#state.known?.version;
+        const record =
+          version === null ? null : version === undefined ? undefined : this.#records.get(version);
         const error =
-          action.why === 'expired' && this.#wasSuspended
-            ? new LockLostError(
-                this.options.key,
-                'the machine may have been suspended: its wall clock moved further than its monotonic clock since the lease was last written, or passed the expiry the lease stored',
-                { reason: 'expired' },
-              )
-            : action.why === 'expired'
-              ? new LockLostError(
-                  this.options.key,
-                  'the lease ran out before a renewal could land (store unreachable, or the process was paused)',
-                  { reason: 'expired' },
-                )
-              : new LockLostError(
-                  this.options.key,
-                  'the record moved on without it (forceRelease, a release by handle, or a takeover)',
-                  { reason: 'taken' },
-                );
+          action.why === 'expired'
+            ? lossError(key, lockId, { why: 'expired', suspended: this.#wasSuspended })
+            : lossError(key, lockId, { why: 'taken', record });
         this.#lost.abort(error);
         this.#watcher?.lost(error);
         return;
@@ -968,7 +968,10 @@ export class WriterDriver implements StoreLease {
     const answer = await this.#answerOf(() => claim(key, request));
     // Its condition is a state, not a version: a copy of it may still land after the writer
     // ended, whatever a read shows now (the engine watches for it a while, and gives it back).
-    if (answer.kind === 'unknown') this.#claimMayLandLate = true;
+    if (answer.kind === 'unknown') {
+      this.#claimMayLandLate = true;
+      this.#claimUnknownThisTry = true;
+    }
     this.#observe({ type: 'written', seq, answer, now: this.#now() });
   }
 }
