@@ -84,11 +84,11 @@ export type Goal =
   /** The caller holds the lease; `change` when it asked to renew it now (extend, or store data). */
   | { readonly kind: 'hold'; readonly change?: LeaseChange }
   /**
-   * The caller asked to release it, storing `data`. `holdMs` (lockAtLeastMs): instead of freeing
-   * the key, shorten the lease to end that long after the write's send, and stop renewing: it
-   * runs out by itself. `sent`: the seq of the write sent for it.
+   * The caller asked to release it, storing `data`. `holdUntil` (lockAtLeastMs): instead of
+   * freeing the key, shorten the lease to end then, and stop renewing: it runs out by itself (a
+   * write sent once that time has passed frees the key). `sent`: the seq of the write sent for it.
    */
-  | { readonly kind: 'release'; readonly data: Data; readonly holdMs?: number; readonly sent?: number }
+  | { readonly kind: 'release'; readonly data: Data; readonly holdUntil?: number; readonly sent?: number }
   /** The caller released it to the local waiter `to`, in one write. */
   | { readonly kind: 'handOver'; readonly to: string; readonly leaseMs: number | null; readonly data: Data }
   /** Nobody wants it any more: give back whatever this writer may own, then end. */

@@ -90,7 +90,7 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       if (s.goal.kind !== 'hold') return s;
       dropChange(s, out);
       if (e.holdMs === undefined || !s.lease) return { ...s, goal: { kind: 'release', data: e.data } };
-      return { ...s, goal: { kind: 'release', data: e.data, holdMs: e.holdMs } };
+      return { ...s, goal: { kind: 'release', data: e.data, holdUntil: e.now + e.holdMs } };
     case 'handOver':
       if (s.goal.kind !== 'hold') return s;
       dropChange(s, out);
@@ -266,10 +266,11 @@ function advance(state: WriterState, now: number, out: WriterAction[]): WriterSt
       const version = lease?.version ?? ownVersion;
       if (version === null) return lose(s, out, false);
       if (goal.kind === 'release') {
+        const holdMs = goal.holdUntil === undefined ? 0 : goal.holdUntil - now;
         const intent: WriteIntent =
-          goal.holdMs === undefined
+          holdMs <= 0
             ? { kind: 'release', data: goal.data }
-            : { kind: 'renew', leaseMs: goal.holdMs, token: lease?.token ?? 0, data: goal.data };
+            : { kind: 'renew', leaseMs: holdMs, token: lease?.token ?? 0, data: goal.data };
         const sent = send(s, intent, versionOf(version), now, out);
         return { ...sent, goal: { ...goal, sent: sent.seq } };
       }

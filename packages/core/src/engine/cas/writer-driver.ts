@@ -633,6 +633,20 @@ export class WriterDriver implements StoreLease {
           );
           this.#readError = undefined;
         }
+        if (
+          action.timer === 'retry' &&
+          goal.kind === 'acquire' &&
+          goal.resuming &&
+          pending?.status === 'backoff'
+        ) {
+          // A resume whose renewal may have landed, and the look that would tell failed: its
+          // caller hears so now, and the writer gives back what it may have taken over.
+          this.#acquired.reject(
+            this.#unknownError ??
+              new LockStoreError('The store did not answer.', { retryable: true, maybeApplied: true }),
+          );
+          queueMicrotask(() => this.giveUp());
+        }
         if (action.timer === 'retry' && this.#waitsForCaller()) {
           // The try is over: say what it found; the caller's next try feeds the retry.
           const unknown = this.#claimUnknownThisTry ? this.#unknownError : undefined;
