@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { ConformanceBackend, Limitations } from './backend.js';
-import type { ClientOptionsLike, LatchModule, LockClientLike, LockLike } from './latch-module.js';
+import type { ClientOptionsLike, LatchModule, LockClientLike } from './latch-module.js';
 
 /** What the lock suite's cases share; the backend exists once `start()` has run. */
 export interface LockRun<Store> {

@@ -242,6 +242,7 @@ export class WriterDriver implements StoreLease {
     const attempt = deferred<AttemptResult>();
     this.#attempt = attempt;
     this.#claimUnknownThisTry = false;
+    this.check(); // a lease won meanwhile is looked at first: a suspend since may have ended it
     const { end, goal, lease } = this.#state;
     if (end !== null) {
       this.#settleAttempt(this.#endedError(end));
@@ -439,6 +440,7 @@ export class WriterDriver implements StoreLease {
   passLocally(leaseMs: number | null, context?: string): number | undefined {
     // A call of the caller still under way (an update) would otherwise apply to the next one's lease.
     if (this.#queued > 0) return undefined;
+    this.check(); // a suspend the clocks show ends the lease before it is passed on
     this.#passed = undefined;
     this.#feed({ type: 'pass', leaseMs, now: this.#now() });
     if (this.#passed !== undefined) this.#caller = { acquiredAt: this.options.time.now(), context };
