@@ -669,7 +669,14 @@ export class WriterDriver implements StoreLease {
         if (timer === 'renew' && armedAt !== undefined && armedAt <= action.at && armedAt > this.#now())
           return;
         this.#timers.get(timer)?.cancel();
-        const ms = Math.max(0, action.at - this.#now());
+        // Never due (a fail-closed lease's deadline): no timer (Node would fire it at once).
+        if (!Number.isFinite(action.at)) {
+          this.#timers.delete(timer);
+          this.#armedAt.delete(timer);
+          return;
+        }
+        // Beyond what a Node timer holds: it fires at the limit, and the machine arms it again.
+        const ms = Math.min(Math.max(0, action.at - this.#now()), MAX_TIMER_MS);
         this.#armedAt.set(timer, action.at);
         this.#timers.set(
           timer,
@@ -996,3 +1003,6 @@ export class WriterDriver implements StoreLease {
 function tokenOf(record: LockRecord, lockId: string): number {
   return holdersOf(record).find((entry) => entry.lockId === lockId)?.token ?? record.token;
 }
+
+/** The longest delay a Node timer holds (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
