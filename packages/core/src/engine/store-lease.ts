@@ -13,7 +13,7 @@ export type AttemptResult = { readonly token: number } | { readonly held: Versio
  * unknown outcome, and gives back whatever it may own once nobody wants it. The Locks of a
  * client are sub-leases on it: a local pass hands it from one caller to the next with no write.
  * The compare-and-swap engine's is the protocol state machine's driver (cas/writer-driver.ts);
- * the S3 list strategy's wraps its engine (client/engine-lease.ts).
+ * the S3 list strategy's wraps its engine (list/list-lease.ts).
  */
 export interface StoreLease {
   readonly key: string;

@@ -1,4 +1,4 @@
-// A little over ~300 lines on purpose: one object owns one key's state in a client (holder,
+// Longer than ~300 lines on purpose: one object owns one key's state in a client (holder,
 // waiters, poller, turn), and waiting, polling and hand-over all read and change that state;
 // split apart, each piece would need the others' private fields.
 import type { VersionedRecord } from '../contract/lock-record.js';
