@@ -94,6 +94,8 @@ export class WriterDriver implements StoreLease {
    * send, or the local pass that gave it the lease) and its context.
    */
   #caller: { readonly acquiredAt: number; readonly context: string | undefined } | undefined;
+  /** The claim `#caller` was stamped for: a copy of it sent again keeps that time, a new claim takes its own. */
+  #claimSeq: number | undefined;
   /** What the last `pass` event answered: the token it gave, or undefined. */
   #passed: number | undefined;
   /** The caller's extend or update under way. */
@@ -869,7 +871,7 @@ export class WriterDriver implements StoreLease {
     if (condition.kind === 'claimable') return this.#claimInOneRequest(seq, condition.version);
     const base = condition.kind === 'absent' ? null : this.#records.get(condition.version);
     if (base === undefined) throw new Error('WriterDriver: a write on a version it never saw');
-    if (intent.kind === 'claim') this.#claimSent();
+    if (intent.kind === 'claim') this.#claimSent(seq);
     const { terms, lockId, limit } = this.options;
     const leaseMs = intent.kind === 'renew' || intent.kind === 'handOver' ? intent.leaseMs : terms.leaseMs;
     // A hand-over writes the waiter's holder entry: its acquisition, with the lease it takes.
@@ -934,9 +936,10 @@ export class WriterDriver implements StoreLease {
   }
 
   /** A claim is sent: the acquisition begins now, as its entry says (a copy sent again keeps the first time). */
-  #claimSent(): void {
-    if (this.#state.lease === null && this.#caller === undefined)
-      this.#caller = { acquiredAt: this.options.time.now(), context: this.options.context };
+  #claimSent(seq: number): void {
+    if (this.#state.lease !== null || this.#claimSeq === seq) return;
+    this.#claimSeq = seq;
+    this.#caller = { acquiredAt: this.options.time.now(), context: this.options.context };
   }
 
   /**
@@ -973,7 +976,7 @@ export class WriterDriver implements StoreLease {
     const claim = store.claim?.bind(store);
     if (!claim || terms.leaseMs === null)
       throw new Error('WriterDriver: no one-request claim for this writer');
-    this.#claimSent();
+    this.#claimSent(seq);
     const holder = this.#holder(terms.leaseMs);
     const writeId = writeIdOf(this.options.writer, seq);
     const record = recordFor(null, { kind: 'claim', token: 0 }, { writeId, lockId, limit: 1, holder });
