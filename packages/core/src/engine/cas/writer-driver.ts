@@ -879,7 +879,7 @@ export class WriterDriver implements StoreLease {
     const holder =
       intent.kind === 'handOver' && next
         ? this.#holder(leaseMs, next.lockId, { acquiredAt: this.options.time.now(), context: next.context })
-        : this.#holder(leaseMs);
+        : this.#holder(leaseMs, this.options.lockId, this.#caller, intent.kind === 'claim');
     const live = base && limit > 1 ? this.#live(base) : undefined;
     const write = { writeId: writeIdOf(this.options.writer, seq), lockId, limit, holder, live };
     const record = recordFor(base?.record ?? null, intent, write);
@@ -950,9 +950,12 @@ export class WriterDriver implements StoreLease {
     leaseMs: number | null,
     lockId = this.options.lockId,
     caller = this.#caller ?? { acquiredAt: this.options.time.now(), context: this.options.context },
+    claim = false,
   ): LeaseHolder {
     const { time, owner } = this.options;
-    const now = time.now();
+    // A claim's lease counts from its acquisition, to the millisecond: what a caller sized it to
+    // (a Lambda's time left) is what the store keeps; a hand-over's from the same reading too.
+    const now = claim || lockId !== this.options.lockId ? caller.acquiredAt : time.now();
     const expiresAt = storedExpiry({ mode: this.options.clockMode ?? 'trusted' }, now, leaseMs);
     const holder: LeaseHolder = {
       owner,
@@ -977,7 +980,7 @@ export class WriterDriver implements StoreLease {
     if (!claim || terms.leaseMs === null)
       throw new Error('WriterDriver: no one-request claim for this writer');
     this.#claimSent(seq);
-    const holder = this.#holder(terms.leaseMs);
+    const holder = this.#holder(terms.leaseMs, lockId, this.#caller, true);
     const writeId = writeIdOf(this.options.writer, seq);
     const record = recordFor(null, { kind: 'claim', token: 0 }, { writeId, lockId, limit: 1, holder });
     // On untrusted clocks a stored expiry means nothing here: only free, or the version seen
