@@ -202,7 +202,7 @@ export class Checker {
   ): HandedLock {
     const lockId = lock.lease.lockId;
     const token = lock.fencingToken;
-    const leaseMs = lock.lease.record.holder?.leaseMs ?? 0;
+    const leaseMs = lock.lease.record?.holder?.leaseMs ?? 0;
     const entry: HandedLock = {
       seq: this.seq++,
       lock,
@@ -571,7 +571,7 @@ export class Checker {
       if (old?.writeId === holder.writeId) continue; // untouched by this write
       const lost = this.byLockId
         .get(holder.lockId)
-        ?.find((entry) => lockState(entry.lock) === 'lost' && entry.lock.lease.writeIds.has(holder.writeId));
+        ?.find((entry) => lockState(entry.lock) === 'lost' && entry.lock.lease.wrote(holder.writeId));
       if (!lost) continue;
       const landedAt = this.world.now;
       const process = lost.client.process;
@@ -618,7 +618,7 @@ export class Checker {
   private isOwnWrite(lockId: string, writeId: string): boolean {
     const entries = this.byLockId.get(lockId);
     if (!entries) return false;
-    for (const entry of entries) if (entry.lock.lease.writeIds.has(writeId)) return true;
+    for (const entry of entries) if (entry.lock.lease.wrote(writeId)) return true;
     return false;
   }
 

@@ -1,5 +1,4 @@
 import { expect, test } from 'vitest';
-import { newContender } from '../src/engine/lease-engine.js';
 import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
 // A client's claims after a forceRelease freed a fail-closed record that this client's own write
@@ -11,12 +10,24 @@ const FAIL_CLOSED = Number.POSITIVE_INFINITY;
 test("a claim after another client's forceRelease reads the record, though this client's own write left it held", async () => {
   const s = scriptedClients({ leaseMs: FAIL_CLOSED });
   const a = s.client();
-  const terms = { leaseMs: FAIL_CLOSED };
-  const first = await a.engine.claim('k', newContender('first', terms));
-  expect(first.lease).not.toBeNull();
+  const lease = (lockId: string) =>
+    a.engine.newLease({
+      key: 'k',
+      lockId,
+      leaseMs: FAIL_CLOSED,
+      limit: 1,
+      heartbeatMs: false,
+      verifyMs: 60_000,
+      pacedByCaller: true,
+    });
+  const first = lease('first');
+  expect(await first.attempt()).toHaveProperty('token');
   expect(await replica(s).forceRelease('k')).toBe(true);
-  const second = await a.engine.claim('k', newContender('second', terms));
-  expect(second.lease?.lockId).toBe('second');
+  const second = lease('second');
+  expect(await second.attempt()).toHaveProperty('token');
+  expect((await replica(s).inspect('k')).state).toBe('held');
+  first.giveUp();
+  second.giveUp();
 });
 
 test('forceRelease answered after its free record landed: no lock of its own client is left holding a lease nobody keeps', async () => {

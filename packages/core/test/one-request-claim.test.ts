@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { Lock } from '../src/index.js';
-import { scriptedClients } from './helpers/scripted-clients.js';
+import { held, replica, scriptedClients } from './helpers/scripted-clients.js';
 
 describe('tokens with the one-request claim, after a deleted record', () => {
   test('a deleted record, recreated by a client that never saw it: the next claim here goes on above the floor', async () => {
@@ -61,5 +61,23 @@ describe('what a one-request claim of unknown outcome reports', () => {
     const s = scriptedClients({}, { oneRequestClaim: true });
     s.scripted.nextClaim({ kind: 'apply-late' });
     await expect(s.client().tryAcquire('k')).rejects.toMatchObject({ maybeApplied: true });
+  });
+});
+
+describe('a one-request claim whose answer was lost', () => {
+  test('the waiter finds its own claim in the store and holds the lock (not a stranger to wait out)', async () => {
+    const s = scriptedClients({}, { oneRequestClaim: true });
+    const holder = await replica(s).acquire('k');
+    let mine: Lock | undefined;
+    void s
+      .client()
+      .acquire('k')
+      .then((lock) => (mine = lock));
+    await s.time.advance(10);
+    s.scripted.nextClaim({ kind: 'lose-answer' });
+    await holder.release();
+    expect(await s.time.until(() => mine !== undefined, 2_000)).toBe(true);
+    expect(held(mine)).toBe(true);
+    expect(await replica(s).inspect('k')).toMatchObject({ state: 'held', fencingToken: mine!.fencingToken });
   });
 });

@@ -44,7 +44,7 @@ describe('a fail-closed hand-over of unknown outcome whose waiter gave up', () =
       );
       await s.time.advance(1);
       s.scripted.nextWrite({ kind }, (record) => record?.holder !== null); // the hand-over
-      if (kind === 'lose-answer') s.scripted.nextReadFails();
+      s.scripted.nextReadFails(); // the read that would resolve it fails: its outcome stays unknown
       await expect(first.release()).rejects.toMatchObject({ maybeApplied: true });
       leaving.abort(new Error('caller left'));
       await gaveUp;

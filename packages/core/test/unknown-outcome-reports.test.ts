@@ -24,6 +24,7 @@ describe('unknown outcomes are reported as unknown and settled', () => {
     const s = scriptedClients({ leaseMs: Number.POSITIVE_INFINITY });
     const locks = s.client();
     s.scripted.nextWrite({ kind: 'apply-late' });
+    s.scripted.nextReadFails(); // the read that would resolve it fails: the one try says so
     await expect(locks.acquire('k', { waitMs: 0 })).rejects.toMatchObject({ maybeApplied: true });
     await s.time.advance(1);
     await s.scripted.landLate();

@@ -704,14 +704,15 @@ export function checkWorld(world: World, config: ExploreConfig): void {
     }
   }
   world.writers.forEach((writer, w) => {
-    // A caller's release whose write may have landed is answered at once: the writer resolves
-    // it in the background, and the caller is not kept waiting for the store to answer.
+    // A caller's release whose write may have landed is answered once the read that would
+    // resolve it failed (or a copy came back refused or unknown): the writer resolves it in the
+    // background, and the caller is not kept waiting out an outage.
     const { pending } = writer;
     const ownWrite =
       pending?.intent.kind === 'release' ||
       pending?.intent.kind === 'handOver' ||
       isReleaseWrite(writer, pending);
-    if (world.awaiting[w] && pending?.mayHaveLanded && pending.status !== 'sent' && ownWrite) {
+    if (world.awaiting[w] && pending?.mayHaveLanded && pending.status === 'backoff' && ownWrite) {
       throw new Violation(
         'kept-waiting',
         `${writer.writer}'s caller still waits for a release whose outcome is unknown`,

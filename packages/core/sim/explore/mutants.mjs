@@ -286,9 +286,9 @@ const MUTANTS = [
     file: 'writer-step.ts',
     search: "out.push({ type: 'failed', op: goal.kind, why: 'unknown', maybeApplied: true });",
     replace: '',
-    config: SHORT,
+    // Two faults: the release's answer is lost, then the read that would resolve it fails.
+    config: TWO,
     check: 'kept-waiting',
-    depth: 13,
   },
   {
     name: 'a claim the store refused is sent again at once',

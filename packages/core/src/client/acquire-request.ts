@@ -1,14 +1,14 @@
 import { MAX_LIMIT } from '../engine/cas/slot-records.js';
-import { type Contender, type LeaseEngine, type LeaseTerms, newContender } from '../engine/lease-engine.js';
+import type { LeaseEngine } from '../engine/lease-engine.js';
 import { LockConfigError } from '../shared/errors.js';
 import { checkContext, checkDuration, checkLease, checkSignal, describe } from '../shared/validation.js';
 import { checkSpanAttributes, type SpanAttributes } from '../telemetry/span-attributes.js';
 import type { LockSettings } from './lock.js';
 import { type AcquireOptions, type ResolvedClientSettings, resolveHeartbeat } from './lock-options.js';
 
-/** One call's acquisition: who contends (a fresh lock id and its lease terms), the lock's settings, and its signal. */
+/** One call's acquisition: how many may hold the key, the lock's settings (its context too), and its signal. */
 export interface AcquireRequest {
-  contender: Contender;
+  limit: number;
   settings: LockSettings;
   signal?: AbortSignal;
   /** Recorded on the acquisition's spans. */
@@ -53,11 +53,9 @@ export function prepareAcquire(
   const limit = checkLimit(options.limit);
   engine.checkLimit(limit);
   const attributes = checkSpanAttributes(options.attributes);
-  const terms: LeaseTerms = { leaseMs, context };
-  if (limit > 1) terms.limit = limit;
   const request: AcquireRequest = {
-    contender: newContender(engine.clock.time.randomId(), terms),
-    settings: { leaseMs, heartbeatMs, onLost: options.onLost, lockAtLeastMs, verifyMs },
+    limit,
+    settings: { leaseMs, heartbeatMs, onLost: options.onLost, lockAtLeastMs, verifyMs, context },
   };
   if (signal) request.signal = signal;
   if (attributes) request.attributes = attributes;

@@ -1,18 +1,13 @@
 // Longer than ~300 lines on purpose: LockClient is the public API in one class (acquire,
 // tryAcquire, withLock, acquireAll, inspect, list, release, resume, forceRelease, campaign, close) with its
 // documentation. Each method checks its input and delegates: waiting to the key's KeyQueue,
-// keep-alive to the Lock's LeaseKeeper, the protocol to the lease engine.
-import {
-  type ClaimResult,
-  type Contender,
-  type LeaseEngine,
-  type LeaseState,
-  newContender,
-  settleWith,
-} from '../engine/lease-engine.js';
+// keeping and giving back a lease to its StoreLease, the rest of the protocol to the engine.
+import type { LockRecord } from '../contract/lock-record.js';
+import { holdersOf } from '../engine/cas/slot-records.js';
+import type { LeaseEngine } from '../engine/lease-engine.js';
+import type { StoreLease } from '../engine/store-lease.js';
 import {
   type HolderSummary,
-  isUnknownOutcome,
   LockConfigError,
   LockLimitMismatchError,
   LockLostError,
@@ -41,8 +36,7 @@ import {
 } from '../shared/validation.js';
 import type { LockTelemetry } from '../telemetry/lock-telemetry.js';
 import { KeyQueue } from '../waiting/key-queue.js';
-import type { QueueHost } from '../waiting/queue-host.js';
-import { settleAbandonedClaim } from './abandoned-claim.js';
+import type { LockStart, QueueHost } from '../waiting/queue-host.js';
 import { type AcquireRequest, prepareAcquire } from './acquire-request.js';
 import {
   CAMPAIGN_OPTION_KEYS,
@@ -55,8 +49,14 @@ import { setUpClient } from './client-setup.js';
 import { ForceReleases } from './force-releases.js';
 import { decodeHandle, type HandleFields } from './handle.js';
 import { keepingProcessAlive } from './keep-alive.js';
-import { arrivedInTime, trustedNow } from './lease-deadline.js';
-import { checkReleaseOptions, Lock, type LockHost, type LockSettings, type ReleaseOptions } from './lock.js';
+import {
+  checkReleaseOptions,
+  Lock,
+  type LockHost,
+  type LockSettings,
+  type ReleaseOptions,
+  storedLease,
+} from './lock.js';
 import { describeRecord, type LockInfo } from './lock-info.js';
 import {
   ACQUIRE_OPTION_KEYS,
@@ -96,6 +96,12 @@ export class LockClient implements LockHost {
   private readonly forceReleases = new ForceReleases();
   /** The last resume of each acquisition (by lock id) in this client: the next one waits for it. */
   private readonly resuming = new Map<string, Promise<unknown>>();
+  /** Every store lease of this client not ended yet: close() waits (a while) for their ends. */
+  private readonly leases = new Set<StoreLease>();
+  /** The losses a forceRelease in this client caused (a resume of such a lock says so). */
+  private readonly forcedHere = new WeakSet<LockLostError>();
+  /** The forceReleases of each key on their way here, each with the leases made since it began. */
+  private readonly forcing = new Map<string, Set<Set<{ end(): void }>>>();
   private closing: Promise<void> | undefined;
   /** Aborts (reason: the closed client's error) as close() begins, before it releases anything. */
   private readonly closeStarted = new AbortController();
@@ -140,12 +146,8 @@ export class LockClient implements LockHost {
       if (attempt.lock) return attempt.lock as Lock<T>;
       if (waitMs === 0) {
         this.report({ type: 'contended', key, reason: 'timeout', holder: attempt.holder });
-        const limit = request.contender.terms.limit;
+        const limit = request.limit > 1 ? request.limit : undefined;
         throw new LockTimeoutError(key, 0, attempt.holder, { limit });
-      }
-      // The first try's lease came too late and is being given back: wait as a new contender.
-      if (request.contender.abandoned) {
-        request.contender = newContender(this.time.randomId(), request.contender.terms);
       }
     }
     return (await this.wait(key, request, waitMs, request.signal)) as Lock<T>;
@@ -170,7 +172,7 @@ export class LockClient implements LockHost {
     request: AcquireRequest,
     run: () => Promise<L>,
   ): Promise<L> {
-    const attempt = this.telemetry?.attempt(key, request.attributes, request.contender.terms.limit ?? 1);
+    const attempt = this.telemetry?.attempt(key, request.attributes, request.limit);
     if (!attempt) return run();
     return run().then(
       (lock) => {
@@ -284,21 +286,14 @@ export class LockClient implements LockHost {
     const data = 'data' in options ? { value: options.data } : undefined;
     if (data) this.engine.checkData(data.value);
     if (fields.passedOn) throw passedOnError(key);
-    const lease = await this.engine.leaseFromHandle(key, fields.lockId, fields.fencingToken);
-    if (data) this.checkData(data.value, lease);
     const local = this.keys.get(key)?.holding(fields.lockId);
-    if (local) {
+    if (local && local.fencingToken === fields.fencingToken) {
+      if (data) this.checkData(data.value, local.lease.record);
       await local.release(data ? { data: data.value } : {});
       return;
     }
-    try {
-      await this.engine.release(lease, data);
-    } catch (error) {
-      // A loss that may have stored the data says so; otherwise nothing was written.
-      if (error instanceof LockLostError && !error.maybeApplied)
-        throw new LockNotHeldError(key, error.message);
-      throw error;
-    }
+    if (local) throw passedOnError(key); // a later caller here holds it now
+    await this.engine.releaseByHandle(key, fields.lockId, fields.fencingToken, data);
   }
 
   /**
@@ -340,37 +335,34 @@ export class LockClient implements LockHost {
     const local = this.keys.get(fields.key)?.holding(fields.lockId);
     const same = local && (await this.resumeHeld(local, fields, options));
     if (same) return same;
-    const lease = await this.engine.leaseFromHandle(fields.key, fields.lockId, fields.fencingToken);
-    const limit = lease.shared?.limit ?? 1;
-    // Before the renewal: a lease this client could not keep beside its own holders is left as it is.
-    const queue = this.keys.get(fields.key);
-    if (queue) checkLocalLimit(queue, limit);
-    const leaseMs = lease.record.holder!.leaseMs ?? Number.POSITIVE_INFINITY;
+    const { key } = fields;
+    const resumed = await this.engine.resume(
+      key,
+      fields.lockId,
+      fields.fencingToken,
+      (leaseMs, limit) => {
+        // Before the renewal: a lease this client could not keep beside its own holders is left as it is.
+        const queue = this.keys.get(key);
+        if (queue) checkLocalLimit(queue, limit);
+        const heartbeatMs = resolveHeartbeat(
+          options.heartbeatMs ?? this.settings.heartbeatMs,
+          leaseMs,
+          'heartbeatMs',
+        );
+        return { heartbeatMs, verifyMs: this.verifyMs };
+      },
+      (lease) => this.adopt(lease),
+    );
+    const { lease, token, leaseMs, limit } = resumed;
     const settings: LockSettings = {
       leaseMs,
       heartbeatMs: resolveHeartbeat(options.heartbeatMs ?? this.settings.heartbeatMs, leaseMs, 'heartbeatMs'),
       onLost: options.onLost,
       verifyMs: this.verifyMs,
+      context: resumed.context,
     };
-    // Renew at once: our clock starts now, and the record's version moves away from the old process.
-    const terms: Contender['terms'] = limit > 1 ? { leaseMs, limit } : { leaseMs };
-    const contender: Contender = { lockId: lease.lockId, terms, writeIds: lease.writeIds };
-    let forced: boolean;
-    try {
-      ({ forced } = await this.forceReleases.send(fields.key, () => this.engine.renew(lease, leaseMs)));
-    } catch (error) {
-      if (isUnknownOutcome(error)) this.settleAbandoned(fields.key, contender);
-      throw error;
-    }
-    const lock = this.holdWon(lease.key, limit, lease, settings, contender, forced);
-    if (!lock) {
-      throw new LockNotHeldError(
-        fields.key,
-        forced
-          ? 'a forceRelease in this client freed it while it was being resumed'
-          : 'the renewal landed after its lease ran out',
-      );
-    }
+    const start = { token, acquiredAt: resumed.acquiredAt, context: resumed.context, owner: this.owner };
+    const lock = this.holdWon(key, limit, lease, settings, start);
     lock.shareHandle(); // its handle is known elsewhere: never passed on without a write
     return lock;
   }
@@ -391,8 +383,15 @@ export class LockClient implements LockHost {
     try {
       await local.renewNow();
     } catch (error) {
-      if (error instanceof LockLostError && !local.isHeld) return undefined;
-      throw error;
+      if (!(error instanceof LockLostError) || local.isHeld) throw error;
+      // Lost here meanwhile (a forceRelease in this client, the lease running out): that loss is
+      // this resume's answer. Taken over elsewhere (the renewal found the record moved on): this
+      // resume takes the acquisition over as any other would.
+      const { reason } = local.signal;
+      if (reason instanceof LockLostError && (this.forcedHere.has(reason) || reason.reason === 'expired')) {
+        throw reason;
+      }
+      return undefined;
     }
     // Lost while the renewal was on its way (a forceRelease here, the lease running out): the
     // renewal then ends without an error, and this resume must not hand out the lost Lock.
@@ -416,22 +415,51 @@ export class LockClient implements LockHost {
   async forceRelease(key: string): Promise<boolean> {
     this.checkKey(key);
     const done = this.forceReleases.begin(key);
-    const ended = [...(this.keys.get(key)?.holders ?? [])];
+    const queue = this.keys.get(key);
+    const ended = [...(queue?.holders ?? [])];
+    // Ended now, not at the answer: the free record may land any moment, and none of them may
+    // pass the key on to another caller meanwhile.
+    for (const holder of ended) {
+      const lost = new LockLostError(key, 'a forceRelease in this client freed it');
+      this.forcedHere.add(lost);
+      holder.markLost(lost);
+    }
+    // Every lease of the key here (held, a waiter's try on its way, or one made before the force
+    // is answered) trusts nothing written meanwhile: what it wins may have been freed by the force.
+    const forcing = [...this.leases]
+      .filter((lease) => lease.key === key)
+      .map((lease) => lease.forceReleasing());
+    const during = new Set<{ end(): void }>();
+    const set = this.forcing.get(key) ?? new Set();
+    this.forcing.set(key, set);
+    set.add(during);
     try {
-      // Ended now, not at the answer: the free record may land any moment, and none of them
-      // may pass the key on to another caller meanwhile.
-      for (const holder of ended) {
-        holder.markLost(new LockLostError(key, 'a forceRelease in this client freed it'));
-      }
       return (await this.engine.forceRelease(key)) !== null;
     } catch (error) {
-      // It may not have freed the key: the locks it ended must not keep it.
-      for (const holder of ended) holder.giveBack();
+      // It may not have freed the key: the leases of the locks it ended are given back.
+      for (const holder of ended) this.giveBackByHandle(key, holder.lease.lockId, holder.fencingToken);
       throw error;
     } finally {
+      set.delete(during);
+      if (set.size === 0) this.forcing.delete(key);
+      for (const force of forcing) force.end();
+      for (const force of during) force.end();
       done();
       this.keys.get(key)?.wake(); // its poller waited for this answer
     }
+  }
+
+  /**
+   * Releases the acquisition `lockId` (the lease of a lock this client ended) in the background,
+   * as a release by its handle would: nothing when it is no longer in the record; reported as
+   * 'unsettled' when the store fails.
+   */
+  private giveBackByHandle(key: string, lockId: string, token: number): void {
+    const work = this.engine.releaseByHandle(key, lockId, token).catch((error: unknown) => {
+      if (error instanceof LockNotHeldError) return;
+      this.report({ type: 'unsettled', key, error });
+    });
+    void this.track(work);
   }
 
   /**
@@ -494,6 +522,30 @@ export class LockClient implements LockHost {
       );
       await this.drainInFlight();
     }
+    await this.leasesEnded();
+  }
+
+  /**
+   * Waits for this client's store leases to end (giving back what waiters left, settling
+   * releases of unknown outcome), for a bounded time: one that still has not ended is reported
+   * as 'unsettled' (the store did not answer; a finite lease runs out by itself).
+   */
+  private async leasesEnded(): Promise<void> {
+    const open = [...this.leases];
+    if (open.length === 0) return;
+    // As many tries as a store request gets, at the writers' own retry pace.
+    const { retry } = this.engine;
+    const boundMs = retry.attempts * Math.min(retry.maxMs, WRITER_RETRY_BASES * retry.baseMs);
+    const ended = Promise.allSettled(open.map((lease) => lease.ended));
+    await Promise.race([ended, sleep(this.time, boundMs, undefined, { keepAlive: true })]);
+    for (const lease of open) {
+      if (lease.isOver) continue;
+      const error = new LockStoreError(
+        `The store did not answer while lock "${lease.key}" was given back; a finite lease runs out by itself.`,
+        { retryable: true, reason: 'unavailable' },
+      );
+      this.report({ type: 'unsettled', key: lease.key, error });
+    }
   }
 
   private async drainInFlight(): Promise<void> {
@@ -525,32 +577,36 @@ export class LockClient implements LockHost {
   }
 
   /** @internal */
-  checkData(data: unknown, lease: LeaseState): void {
-    this.engine.checkData(data, lease);
+  checkData(data: unknown, record: LockRecord | undefined): void {
+    this.engine.checkData(data, record);
   }
 
   /** @internal Frees the lease, or hands it straight to a local waiter. */
   async releaseLease(lock: Lock<unknown>, data?: { value: unknown }): Promise<void> {
     const queue = this.keys.get(lock.key);
-    if (!queue) return this.engine.release(lock.lease, data);
+    if (!queue) return lock.lease.release(data?.value);
     return queue.release(lock, data);
-  }
-
-  /**
-   * @internal Makes sure an acquisition nobody waits for does not keep `key`: in the background,
-   * tracked so that close() waits for it, retried while the store fails (a bounded number of
-   * times once the client is closing).
-   */
-  settleAbandoned(key: string, contender: Contender, when?: Promise<boolean>): void {
-    settleAbandonedClaim(this.queueHost, key, contender, when);
   }
 
   /** @internal */
   lockEnded(lock: Lock<unknown>): void {
-    const queue = this.keys.get(lock.key);
-    queue?.lockEnded(lock);
-    // A lease passed on locally lives on in another lock: only the last one ends it.
-    if (!queue?.holding(lock.lease.lockId)) this.engine.leaseEnded?.(lock.lease);
+    this.keys.get(lock.key)?.lockEnded(lock);
+  }
+
+  /** A new store lease of this client, kept among those close() waits for until it ends. */
+  private newLease(key: string, limit: number, settings: LockSettings): StoreLease {
+    const { leaseMs, heartbeatMs, verifyMs, context } = settings;
+    const lockId = this.time.randomId();
+    const request = { key, lockId, context, leaseMs, limit, heartbeatMs, verifyMs, pacedByCaller: true };
+    return this.adopt(this.engine.newLease(request));
+  }
+
+  private adopt(lease: StoreLease): StoreLease {
+    // Made while a forceRelease of its key is on its way: what it writes meanwhile proves nothing.
+    for (const during of this.forcing.get(lease.key) ?? []) during.add(lease.forceReleasing());
+    this.leases.add(lease);
+    void lease.ended.then(() => this.leases.delete(lease));
+    return lease;
   }
 
   // ---- acquiring ------------------------------------------------------------------------
@@ -567,79 +623,81 @@ export class LockClient implements LockHost {
 
   private async tryOnce(
     key: string,
-    request: { contender: Contender; settings: LockSettings },
+    request: AcquireRequest,
   ): Promise<
     { lock: Lock<unknown>; holder?: undefined } | { lock?: undefined; holder: HolderSummary | undefined }
   > {
-    const limit = request.contender.terms.limit ?? 1;
+    const { limit } = request;
     const queue = this.keys.get(key);
     if (queue) checkLocalLimit(queue, limit);
     // Held or queued here, or being force-released here (a lease won now would be given back): no request.
     if (queue?.busy || this.forceReleases.forcing(key)) return { holder: queue?.holderSummary() };
-    let result: ClaimResult;
-    let forced: boolean;
+    const checking = this.engine.beforeClaim(key);
+    if (checking) await checking;
+    const lease = this.newLease(key, limit, request.settings);
+    let result: Awaited<ReturnType<StoreLease['attempt']>>;
     try {
-      ({ value: result, forced } = await this.forceReleases.send(key, () =>
-        this.engine.claim(key, request.contender),
-      ));
+      result = await lease.attempt();
+      if ('held' in result) this.engine.checkHeld(key, limit, result.held);
     } catch (error) {
-      // Nobody will try this claim again: if it landed (or lands later), give it back.
-      if (isUnknownOutcome(error)) this.settleAbandoned(key, request.contender);
+      // Nobody tries it again: whatever it may still win is given back.
+      lease.giveUp();
+      // It ended with what it won given back (not to be trusted): no lock, as a busy key.
+      if (error instanceof LockLostError && lease.isOver) return { holder: undefined };
       throw error;
     }
-    if (!result.lease) {
+    if ('held' in result) {
+      lease.giveUp();
       const seen = this.queueFor(key, limit);
-      seen.sawHeld(result.current);
+      seen.sawHeld(result.held);
       const holder = seen.holderSummary();
       this.forgetIfIdle(seen);
       return { holder };
     }
-    const lock = this.holdWon(key, limit, result.lease, request.settings, request.contender, forced);
-    return lock ? { lock } : { holder: undefined };
+    const start = this.startOf(lease, result.token, request.settings);
+    return { lock: this.holdWon(key, limit, lease, request.settings, start) };
+  }
+
+  /** Where a caller took `lease` with `token`: now, with its own context. */
+  private startOf(lease: StoreLease, token: number, settings: LockSettings) {
+    const record = lease.record;
+    const entry = record && holdersOf(record).find((holder) => holder.lockId === lease.lockId);
+    const acquiredAt = entry?.acquiredAt ?? this.time.now();
+    return { token, acquiredAt, context: settings.context, owner: this.owner };
   }
 
   /**
-   * The lock for a lease just won, in the key's queue; undefined when it cannot be trusted (see
-   * KeyQueue.hold; `forced`: a forceRelease of this client overlapped the request that won it).
-   * When the queue now belongs to another limit (a call with it came in meanwhile), the lease is
-   * given back before the error is thrown. A lease not made a lock is given back here, by its
-   * writes too: an engine may name a won lease by ids the contender does not carry.
+   * The lock for a lease just won, in the key's queue. When the queue now belongs to another
+   * limit (a call with it came in meanwhile), the lease is given back before the error is thrown.
    */
   private holdWon(
     key: string,
     limit: number,
-    lease: LeaseState,
+    lease: StoreLease,
     settings: LockSettings,
-    contender: Contender,
-    forced: boolean,
-  ): Lock<unknown> | undefined {
+    start: LockStart,
+  ): Lock<unknown> {
     let queue: KeyQueue<Lock<unknown>, LockSettings>;
     try {
       queue = this.queueFor(key, limit);
     } catch (error) {
-      this.giveBack(key, contender, lease);
+      lease.giveUp();
       throw error;
     }
-    const lock = queue.hold(lease, settings, { forced });
-    if (!lock) this.giveBack(key, contender, lease); // not to be trusted
-    return lock;
-  }
-
-  /** Settles `contender` in the background together with `lease`, a lease it won that no lock holds. */
-  private giveBack(key: string, contender: Contender, lease: LeaseState): void {
-    settleWith(contender, lease);
-    this.settleAbandoned(key, contender);
+    return queue.hold(lease, start.token, settings, {}, start);
   }
 
   private wait(
     key: string,
-    request: { contender: Contender; settings: LockSettings },
+    request: AcquireRequest,
     waitMs: number,
     signal: AbortSignal | undefined,
   ): Promise<Lock<unknown>> {
     // Before the key's queue is made: a refused wait must not leave an idle queue behind.
     signal?.throwIfAborted();
-    return this.queueFor(key, request.contender.terms.limit ?? 1).wait(request, waitMs, signal);
+    const queue = this.queueFor(key, request.limit);
+    const lease = this.newLease(key, request.limit, request.settings);
+    return queue.wait({ lease, settings: request.settings }, waitMs, signal);
   }
 
   /** The key's queue, made when the key has none; refused when its holders and waiters use another limit. */
@@ -675,24 +733,17 @@ export class LockClient implements LockHost {
       reportsEvents: () => this.onEvent !== undefined,
       report: (event) => this.report(event),
       track: (work) => this.track(work),
-      send: (key, request) => this.forceReleases.send(key, request),
       forcing: (key) => this.forceReleases.forcing(key),
-      settleAbandoned: (key, contender, when) => this.settleAbandoned(key, contender, when),
-      createLock: (lease, settings, passedFrom) =>
-        (
-          passedFrom
-            ? trustedNow(lease, settings.leaseMs, this.engine.clock.time)
-            : arrivedInTime(lease, settings.leaseMs, this.engine.clock.time)
-        )
-          ? new Lock<unknown>(this, lease, settings, passedFrom)
-          : undefined,
-      passLocally: (lock, next) =>
-        lock.canPassTo(next.settings) && this.engine.passLocally?.(lock.lease, next.contender.terms) === true,
+      newLease: (key, limit, settings) => this.newLease(key, limit, settings),
+      createLock: (lease, token, settings, passedFrom, start) =>
+        new Lock<unknown>(this, lease, start ?? this.startOf(lease, token, settings), settings, passedFrom),
+      canPass: (lock, next) => lock.canPassTo(next.settings),
+      leaseMsOf: (settings) => storedLease(settings.leaseMs),
+      contextOf: (settings) => settings.context,
       holderSummary: (key) => this.holderSummary(key),
-      holding: (key, lockId) => this.keys.get(key)?.holding(lockId),
-      requeue: (key, waiter) => {
+      requeue: (key, limit, waiter) => {
         try {
-          this.queueFor(key, waiter.contender.terms.limit ?? 1).requeue(waiter);
+          this.queueFor(key, limit).requeue(waiter);
         } catch (error) {
           waiter.reject(error); // the key is now held here with another limit
         }
@@ -711,6 +762,9 @@ function checkLocalLimit(
   if (queue.limit === limit || queue.idle) return;
   throw new LockLimitMismatchError(queue.key, queue.limit, limit, 'or awaited in this client ');
 }
+
+/** A store lease retries its own reads and writes this many retry bases apart (cas/lease-protocol.ts). */
+const WRITER_RETRY_BASES = 4;
 
 /** A lock nothing renews reads its record every this many poll intervals. */
 const VERIFY_POLLS = 5;

@@ -1,17 +1,18 @@
 // Longer than ~300 lines on purpose: Lock is the handle callers hold (key, token, signal, data,
-// extend, update, release, `await using`) with its documentation, and its release is one state
-// machine with the lock's state (held, releasing, released, lost), retried in the background.
-// The keep-alive lives in LeaseKeeper.
-import { holderToken } from '../contract/lock-record.js';
-import type { Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
+// extend, update, release, `await using`) with its documentation. The lease under it (renewals,
+// deadlines, writes of unknown outcome) is its StoreLease's; Lock keeps the caller's view of it
+// (held, releasing, released, lost), its events, and the background retry of a refused release.
+import type { LockRecord } from '../contract/lock-record.js';
+import { holdersOf } from '../engine/cas/slot-records.js';
+import type { LeaseEngine } from '../engine/lease-engine.js';
+import type { StoreLease } from '../engine/store-lease.js';
 import { isUnknownOutcome, LockConfigError, LockLostError, LockNotHeldError } from '../shared/errors.js';
 import type { LockEventReport } from '../shared/lock-events.js';
 import { checkOptionKeys } from '../shared/option-keys.js';
 import type { ScheduledTimer, Scheduler } from '../shared/scheduler.js';
 import { checkLease, describe } from '../shared/validation.js';
+import type { LockStart } from '../waiting/queue-host.js';
 import { encodeHandle } from './handle.js';
-import { lossDeadline } from './lease-deadline.js';
-import { type KeepingTerms, type KeptLock, LeaseKeeper, type LeaseOutcome } from './lease-keeper.js';
 
 /** The options of `lock.release(options)` and `locks.release(key, handle, options)`. */
 export interface ReleaseOptions<T = unknown> {
@@ -31,35 +32,37 @@ export function checkReleaseOptions(where: string, options: unknown): void {
 /** What a Lock needs from the client that made it. */
 export interface LockHost {
   readonly engine: LeaseEngine;
-  /** Throws LockConfigError when `data` is not plain JSON or makes the record too large. */
-  checkData(data: unknown, lease: LeaseState): void;
+  /** Throws LockConfigError when `data` is not plain JSON or makes `record` too large. */
+  checkData(data: unknown, record: LockRecord | undefined): void;
   /** Frees the lease, or hands it straight to a local waiter. */
   releaseLease(lock: Lock<unknown>, data?: { value: unknown }): Promise<void>;
   /** Called once when the lock ends (released or lost) so local waiters can move on. */
   lockEnded(lock: Lock<unknown>): void;
   /** Passes an event to the client's `onEvent` listener, stamping owner and time. */
   report(event: LockEventReport): void;
-  /**
-   * The lock ended while a write of it had an unknown outcome: make sure the record does not
-   * stay held by it (release it if the write landed), in the background.
-   */
-  settleAbandoned(key: string, contender: Contender, when?: Promise<boolean>): void;
   /** Keeps `work` in the client's background work, which close() waits for. */
   track<R>(work: Promise<R>): Promise<R>;
-  /** True once the client is closing: background retries are then bounded. */
-  readonly closed: boolean;
 }
 
-export interface LockSettings extends KeepingTerms {
+/** How a lock keeps its lease: read at each use (`extend` changes it). */
+export interface LockSettings {
+  /** Lease length; Infinity: fail-closed. */
+  leaseMs: number;
+  /** Renewal interval, or false for none. */
+  heartbeatMs: number | false;
+  /** For leases nothing renews: how often to read the record to learn it was taken away. */
+  verifyMs: number;
   onLost?: ((error: LockLostError) => void) | undefined;
   /** Keep the lock held until at least this long after acquiring, even if released sooner. */
   lockAtLeastMs?: number | undefined;
+  /** The caller's context, stored with its lease. */
+  context?: string | undefined;
 }
 
 /**
  * - held: ours, and we can be sure of it.
- * - releasing: the caller asked to release and the outcome is not known yet (the release is
- *   retried in the background); no longer "held" for the caller.
+ * - releasing: the caller asked to release and the outcome is not known yet (the lease settles
+ *   it in the background); no longer "held" for the caller.
  * - released / lost: ended.
  */
 type LockState = 'held' | 'releasing' | 'released' | 'lost';
@@ -71,7 +74,7 @@ type LockState = 'held' | 'releasing' | 'released' | 'lost';
 export interface LockInspection {
   /** Its state: 'held' until released or lost (not `isHeld`'s deadline-aware view). */
   readonly phase: LockState;
-  /** Its release failed and is being retried in the background. */
+  /** Its release failed and is being retried or settled in the background. */
   readonly releasePending: boolean;
   /** The lease it keeps now (extend may change it); Infinity: fail-closed. */
   readonly leaseMs: number;
@@ -90,9 +93,9 @@ export function inspectLock(lock: Lock<unknown>): LockInspection {
 }
 
 /**
- * A held lock: the handle a caller holds. Its lease keeper renews the lease in the background
+ * A held lock: the handle a caller holds. Its store lease renews itself in the background
  * (never keeping the process alive); `signal` aborts with a LockLostError as soon as this
- * holder can no longer be sure it holds it. The lock orders its writes, and owns release.
+ * holder can no longer be sure it holds it.
  */
 export class Lock<T = unknown> {
   static {
@@ -118,10 +121,11 @@ export class Lock<T = unknown> {
   private lostError: LockLostError | undefined;
   private releaseRetryTimer: ScheduledTimer | undefined;
   private releaseRetries = 0;
-  /** Every write of this lock, in order: each names the version the one before it left. */
-  private writes: Promise<unknown> = Promise.resolve();
+  /** A release the store refused, retried in the background with its data. */
+  private refusedRelease: { data: { value: unknown } | undefined } | undefined;
+  /** Every call of this lock, in order: each runs once the one before it was answered. */
+  private calls: Promise<unknown> = Promise.resolve();
   private readonly acquiredAtMonotonic: number;
-  private readonly keeper: LeaseKeeper;
   private readonly ownContext: string | undefined;
   private readonly ownAcquiredAt: number;
   /** The handle was read (or the lock resumed from one): someone may release or resume it by handle. */
@@ -132,28 +136,41 @@ export class Lock<T = unknown> {
   /** @internal */
   constructor(
     private readonly host: LockHost,
-    /** @internal */ readonly lease: LeaseState,
+    /** @internal The store lease this lock holds (shared with the locks it is passed on to). */
+    readonly lease: StoreLease,
+    start: LockStart,
     private settings: LockSettings,
     /** The lock of this client that passed `lease` on to this one without a write. */
     passedFrom?: Lock<unknown>,
   ) {
     this.key = lease.key;
-    const holder = lease.record.holder!;
-    this.owner = holder.owner;
-    this.fencingToken = holderToken(lease.record);
-    this.ownContext = holder.context;
-    this.ownAcquiredAt = holder.acquiredAt;
-    if (passedFrom) {
-      // The same lease, kept on: trusted no longer than the lock before trusted it, and
-      // lockAtLeastMs counts from now.
-      passedFrom.passedOn = true;
-      this.acquiredAtMonotonic = this.time.monotonic();
-      this.keeper = new LeaseKeeper(this.keptLock(), lease, host.engine, passedFrom.keeper.deadlineAt);
-    } else {
-      this.acquiredAtMonotonic = lease.sentAt;
-      this.keeper = new LeaseKeeper(this.keptLock(), lease, host.engine);
-    }
-    this.keeper.arm();
+    this.owner = start.owner;
+    this.fencingToken = start.token;
+    this.ownContext = start.context;
+    this.ownAcquiredAt = start.acquiredAt;
+    // lockAtLeastMs counts from now.
+    this.acquiredAtMonotonic = this.time.monotonic();
+    if (passedFrom) passedFrom.passedOn = true;
+    this.watchLease();
+  }
+
+  /** Makes this lock the one its lease tells of renewals, loss and its end (a local pass moves that on). */
+  private watchLease(): void {
+    this.lease.watch({
+      renewed: () => {
+        if (this.state !== 'held') return;
+        const { key, fencingToken, expiresAt } = this;
+        this.host.report({ type: 'renewed', key, fencingToken, expiresAt });
+      },
+      lost: (error) => this.markLost(error),
+      // A release of unknown outcome is settled by the lease: its end says how it went.
+      ended: (end) => {
+        if (this.state !== 'releasing') return;
+        if (end === 'lost') {
+          this.markLost(new LockLostError(this.key, 'the record moved on before its release landed'));
+        } else this.markReleased();
+      },
+    });
   }
 
   /**
@@ -173,11 +190,11 @@ export class Lock<T = unknown> {
   }
 
   /**
-   * @internal Renews the lease now, in the order of this lock's writes: confirms the lock still
+   * @internal Renews the lease now, in the order of this lock's calls: confirms the lock still
    * holds it (a LockLostError, and the lock is lost, when it was taken over elsewhere).
    */
   renewNow(): Promise<void> {
-    return this.write((leaseMs) => this.host.engine.renew(this.lease, leaseMs));
+    return this.inOrder(() => this.lease.extend(storedLease(this.settings.leaseMs)));
   }
 
   /** @internal Marks the handle as known elsewhere (the lock was resumed from it). */
@@ -187,36 +204,13 @@ export class Lock<T = unknown> {
 
   /**
    * @internal Whether this lock, being released, may pass its lease to a caller with `next`
-   * terms without a write: its handle is nobody's, its writes are all settled, and the lease
-   * is kept the same way (a finite lease of the same length) with time to spare.
+   * terms without a write: its handle is nobody's and the lease is kept the same way (a finite
+   * lease of the same length). The lease itself says whether it has time to spare.
    */
   canPassTo(next: LockSettings): boolean {
     const { leaseMs } = this.settings;
-    if (this.state !== 'releasing' || this.handleShared || this.keeper.unsure) return false;
-    if (!Number.isFinite(leaseMs) || next.leaseMs !== leaseMs) return false;
-    return this.keeper.deadlineAt - this.time.monotonic() > leaseMs / 3;
-  }
-
-  /** The lock as its keeper sees it. */
-  private keptLock(): KeptLock {
-    return {
-      key: this.key,
-      terms: () => this.settings,
-      keeping: () => this.state === 'held' || this.state === 'releasing',
-      lost: () => this.state === 'lost',
-      heartbeat: () => this.heartbeat(),
-      leaseOutcome: (report: LeaseOutcome) => {
-        if (report.outcome === 'lost') this.markLost(report.error);
-        else if (report.outcome === 'renewed') {
-          this.host.report({
-            type: 'renewed',
-            key: this.key,
-            fencingToken: this.fencingToken,
-            expiresAt: this.expiresAt,
-          });
-        }
-      },
-    };
+    if (this.state !== 'releasing' || this.handleShared) return false;
+    return Number.isFinite(leaseMs) && next.leaseMs === leaseMs;
   }
 
   /**
@@ -225,18 +219,20 @@ export class Lock<T = unknown> {
    * learns it on its first look, before its timers run.
    */
   get signal(): AbortSignal {
-    this.keeper.checkDeadline();
+    this.checkDeadline();
     return this.abort.signal;
   }
 
   /** JSON data stored in the lock record (kept across releases). */
   get data(): T | undefined {
-    return this.lease.record.data as T | undefined;
+    return this.lease.record?.data as T | undefined;
   }
 
   /** Wall-clock end of the current lease (ms since epoch) as stored; null for fail-closed locks and on untrusted clocks. */
   get expiresAt(): number | null {
-    return this.lease.record.holder?.expiresAt ?? null;
+    const record = this.lease.record;
+    const entry = record && holdersOf(record).find((holder) => holder.lockId === this.lease.lockId);
+    return entry?.expiresAt ?? null;
   }
 
   /** Wall-clock time this acquisition began (ms since epoch), as stored. */
@@ -251,7 +247,7 @@ export class Lock<T = unknown> {
 
   /** True until released or lost; checks the lease's end on every read, like `signal`. */
   get isHeld(): boolean {
-    this.keeper.checkDeadline();
+    this.checkDeadline();
     return this.state === 'held';
   }
 
@@ -260,26 +256,22 @@ export class Lock<T = unknown> {
     const leaseMs = checkLease('extend(ms)', ms);
     this.host.engine.checkLeaseMs(leaseMs);
     if (this.state === 'held') this.cancelReleaseRetry(); // using the lock again: its release is the caller's again
-    await this.write(
-      async () => {
-        await this.host.engine.renew(this.lease, leaseMs);
-        const wasFailClosed = !Number.isFinite(this.settings.leaseMs);
-        // A fail-closed lock made finite needs renewing from now on, at the default pace.
-        const heartbeatMs =
-          wasFailClosed && Number.isFinite(leaseMs) ? leaseMs / 3 : this.settings.heartbeatMs;
-        this.settings = { ...this.settings, leaseMs, heartbeatMs };
-      },
-      { leaseMs },
-    );
+    await this.whileHeld(async () => {
+      await this.lease.extend(storedLease(leaseMs));
+      const wasFailClosed = !Number.isFinite(this.settings.leaseMs);
+      // A fail-closed lock made finite is renewed from now on, at the default pace.
+      const heartbeatMs = wasFailClosed && Number.isFinite(leaseMs) ? leaseMs / 3 : this.settings.heartbeatMs;
+      this.settings = { ...this.settings, leaseMs, heartbeatMs };
+    });
   }
 
   /** Stores `data` in the lock record without unlocking (also renews the lease). */
   async update(data: T): Promise<void> {
-    this.keeper.checkDeadline();
+    this.checkDeadline();
     if (this.state === 'lost') throw this.lostError!; // a lost lock says so before anything else
-    this.host.checkData(data, this.lease);
+    this.host.checkData(data, this.lease.record);
     if (this.state === 'held') this.cancelReleaseRetry(); // using the lock again: its release is the caller's again
-    await this.write((leaseMs) => this.host.engine.renew(this.lease, leaseMs, { value: data }));
+    await this.whileHeld(() => this.lease.extend(storedLease(this.settings.leaseMs), data));
   }
 
   /**
@@ -292,23 +284,23 @@ export class Lock<T = unknown> {
     return this.releaseAs(options, false);
   }
 
-  /** A release: the caller's, or (`retry`) the background retry of one that failed. */
+  /** A release: the caller's, or (`retry`) the background retry of one the store refused. */
   private async releaseAs(options: ReleaseOptions<T>, retry: boolean): Promise<void> {
     checkReleaseOptions('lock.release()', options);
     const withData = 'data' in options ? { value: options.data } : undefined;
-    if (withData) this.host.checkData(withData.value, this.lease);
-    this.keeper.checkDeadline();
+    if (withData) this.host.checkData(withData.value, this.lease.record);
+    this.checkDeadline();
     if (this.state === 'released') {
       // Nothing to free, but data must be stored or the call must throw.
       if (withData) throw new LockNotHeldError(this.key, 'it was already released; the data was not stored');
       return;
     }
     if (this.state === 'lost') throw this.lostError!;
-    this.cancelReleaseRetry();
-    await this.afterWrites(() => this.finishRelease(withData, retry));
+    if (!retry) this.cancelReleaseRetry();
+    await this.inOrder(() => this.finishRelease(withData));
   }
 
-  /** @internal Frees a lock no caller ever got, ignoring lockAtLeastMs (see HeldLock). */
+  /** @internal Frees a lock no caller ever got, ignoring lockAtLeastMs. */
   releaseUnused(): Promise<void> {
     this.settings = { ...this.settings, lockAtLeastMs: undefined };
     return this.release();
@@ -332,12 +324,12 @@ export class Lock<T = unknown> {
     if (!this.abort.signal.aborted) this.abort.abort(reason);
   }
 
-  /** @internal Ends the lock as lost: aborts `signal`, calls onLost. */
+  /** @internal Ends the lock as lost: aborts `signal`, calls onLost. Its lease gives back what it may still own. */
   markLost(error: LockLostError): void {
     if (this.state === 'released' || this.state === 'lost') return;
     this.state = 'lost';
     this.lostError = error;
-    this.clearTimers();
+    this.cancelReleaseRetry();
     this.abort.abort(error);
     this.host.report({ type: 'lost', key: this.key, fencingToken: this.fencingToken, error });
     try {
@@ -346,108 +338,60 @@ export class Lock<T = unknown> {
       // a throwing hook must not break the client
     }
     this.host.lockEnded(this as Lock<unknown>);
-    // The store may still hold this lease: a write of it may still land (or may have landed),
-    // or the lease it last stored never runs out and nothing showed the record taken from it
-    // (lost by the clock while a shortening write was on its way, then refused). Once every
-    // write is answered, the client makes sure the record does not stay held by this lock.
-    const keeper = this.keeper;
-    const mayStayHeld = () => !Number.isFinite(this.settings.leaseMs) && error.reason !== 'taken';
-    if (keeper.writesInFlight > 0 || keeper.unsure || mayStayHeld()) {
-      const writesDone = this.writes.then(() => keeper.unsure || keeper.landedAfterLoss || mayStayHeld());
-      this.host.settleAbandoned(this.key, this.contender(), writesDone);
-    }
   }
 
-  /**
-   * @internal After a markLost that may have left the lease held in the store (a forceRelease
-   * of this client that failed): gives it back once this lock's writes are answered.
-   */
-  giveBack(): void {
-    if (this.state !== 'lost') return;
-    this.host.settleAbandoned(
-      this.key,
-      this.contender(),
-      this.writes.then(() => true),
-    );
-  }
-
-  /** @internal Ends the lock as released (by us or handed over). */
+  /** @internal Ends the lock as released (by us, handed over, or passed on). */
   markReleased(): void {
     if (this.state === 'released' || this.state === 'lost') return;
     this.state = 'released';
-    this.clearTimers();
+    this.cancelReleaseRetry();
     this.host.report({ type: 'released', key: this.key, fencingToken: this.fencingToken });
     this.host.lockEnded(this as Lock<unknown>);
   }
 
-  /** The release that failed and is being retried, with its data. */
-  private pendingRelease: { data: { value: unknown } | undefined } | undefined;
-
-  /** This acquisition as settling sees it: its slot's limit, and its own writes (its handle may have been resumed elsewhere). */
-  private contender(): Contender {
-    const terms: Contender['terms'] = { leaseMs: this.settings.leaseMs, context: this.context };
-    const limit = this.lease.shared?.limit;
-    if (limit !== undefined) terms.limit = limit;
-    // The lease's own set, not a copy: a write still in flight (a renewal made again on a newer
-    // record after the loss) adds its id there, and settling runs once the writes are done.
-    const contender: Contender = { lockId: this.lease.lockId, terms, writeIds: this.lease.writeIds };
-    if (this.lease.handedTo) contender.handedTo = this.lease.handedTo;
-    return contender;
+  /** Past the lease's deadline (or after a suspend), the lease says so: this lock is then lost. */
+  private checkDeadline(): void {
+    if (this.state === 'held' || this.state === 'releasing') this.lease.check();
   }
 
-  private async finishRelease(data: { value: unknown } | undefined, retry: boolean): Promise<void> {
-    const keeper = this.keeper;
-    keeper.checkDeadline();
+  private async finishRelease(data: { value: unknown } | undefined): Promise<void> {
+    this.checkDeadline();
     if (this.state === 'lost') throw this.lostError!;
-    if (!retry) this.forgetEarlierCalls();
     if (this.state === 'released') {
       // Another release (close(), a release by handle) got there first, without this data.
       if (data) throw new LockNotHeldError(this.key, 'it was already released; the data was not stored');
       return;
     }
+    if (this.state === 'releasing' && !this.refusedRelease) {
+      // Told before that its outcome was unknown: the lease settles it, looking at the store
+      // now; this call joins that release with its data, or says it cannot (a hand-over).
+      await this.lease.release(data?.value, undefined);
+      return;
+    }
     this.state = 'releasing';
-    keeper.stop();
     const holdMs = this.remainingMinimumHoldMs();
-    if (holdMs > 0) keeper.lowerDeadline(lossDeadline(this.time.monotonic(), holdMs, 0));
-    keeper.writesInFlight++;
     try {
       if (holdMs > 0) {
-        // lockAtLeastMs: instead of freeing, shorten the lease to end at the minimum hold
-        // and stop renewing; it then expires by itself (a late cron on another replica finds it held).
-        await this.host.engine.renew(this.lease, holdMs, data);
-        // The hold ran out first (the lock is lost) and the shortening landed anyway, made again
-        // on a newer record after a lost request: like a renewal landing after the loss, it is
-        // given back once the writes are done (markLost's settling), not left to run out.
-        if ((this.state as LockState) === 'lost') keeper.landedAfterLoss = true;
+        // lockAtLeastMs: instead of freeing, shorten the lease to end at the minimum hold and
+        // stop renewing; it then expires by itself (a late cron on another replica finds it held).
+        await this.lease.release(data?.value, holdMs);
       } else {
         await this.host.releaseLease(this as Lock<unknown>, data);
       }
-      keeper.unsure = false;
-      this.pendingRelease = undefined;
+      this.refusedRelease = undefined;
       this.markReleased();
     } catch (error) {
       if (error instanceof LockLostError) {
         this.markLost(error);
-      } else if (this.state === 'releasing') {
-        if (isUnknownOutcome(error)) {
-          // The store may now hold a free record or the shortened lease (the deadline already
-          // counts it): the release is retried until that is settled.
-          keeper.unsure = true;
-        } else if (!keeper.unsure) {
-          this.state = 'held'; // certainly not applied, nor an earlier attempt: still ours, and we know it
-        }
-        // Keep the lease renewed, and retry the release in the background so a caller that
-        // cannot wait (a finished HTTP response, withLock after a throw) leaks nothing.
-        this.pendingRelease = { data };
-        keeper.arm();
+      } else if (this.state === 'releasing' && !isUnknownOutcome(error)) {
+        // Certainly not applied: still ours, and we know it. Retried in the background so that
+        // a caller that cannot wait (a finished HTTP response, withLock after a throw) leaks nothing.
+        this.state = 'held';
+        this.refusedRelease = { data };
         this.scheduleReleaseRetry();
-      } else if (holdMs > 0 && isUnknownOutcome(error)) {
-        // Lost while the shortening was on its way, and it may still land: settled as above.
-        keeper.unsure = true;
       }
+      // Unknown outcome: the lease settles it in the background; the lock ends when it does.
       throw error;
-    } finally {
-      keeper.writesInFlight--;
     }
   }
 
@@ -462,67 +406,28 @@ export class Lock<T = unknown> {
     return Math.max(0, lockAtLeastMs - elapsed);
   }
 
-  /**
-   * Serialises writes to the record (renewals, updates) so each names the latest version.
-   * `send` gets the lease the write asks for, read when the write runs (an `extend` queued
-   * before it may have changed it); the keeper counts the deadline from it.
-   */
-  private write(
-    send: (leaseMs: number) => Promise<void>,
-    options: { leaseMs?: number; background?: boolean } = {},
-  ): Promise<void> {
-    const run = async () => {
-      this.keeper.checkDeadline();
+  /** Runs `call` (an extend, an update) in this lock's order of calls, once it is sure it still holds the lock. */
+  private whileHeld(call: () => Promise<void>): Promise<void> {
+    return this.inOrder(async () => {
+      this.checkDeadline();
       if (this.state === 'lost') throw this.lostError!;
       if (this.state === 'released') throw new LockNotHeldError(this.key, 'it was already released');
-      if (this.state === 'releasing' && !options.background) {
+      if (this.state === 'releasing') {
         throw new LockNotHeldError(this.key, 'it is being released (a release is being retried)');
       }
-      if (!options.background) this.forgetEarlierCalls();
-      const leaseMs = options.leaseMs ?? this.settings.leaseMs;
-      await this.keeper.write(leaseMs, () => send(leaseMs));
-    };
-    return this.afterWrites(run);
+      await call();
+    });
   }
 
-  /** Runs `operation` once every write queued before it has settled, whatever their outcome. */
-  private afterWrites(operation: () => Promise<void>): Promise<void> {
-    const result = this.writes.then(operation, operation);
-    this.writes = result.catch(() => undefined);
+  /** Runs `operation` once every call queued before it has settled, whatever their outcome. */
+  private inOrder(operation: () => Promise<void>): Promise<void> {
+    const result = this.calls.then(operation, operation);
+    this.calls = result.catch(() => undefined);
     return result;
   }
 
   /**
-   * A call from user code starts with no memory of the data earlier calls' writes of unknown
-   * outcome carried (a semaphore's slot writes skip storing data such an attempt may have
-   * stored already): the caller asks for its data to be stored now, over whatever another
-   * holder wrote since. Only the background retry of the same release keeps that memory.
-   */
-  private forgetEarlierCalls(): void {
-    this.lease.slotData = undefined;
-  }
-
-  /** The keeper's heartbeat: a renewal in the order of writes, or, while a release is pending, another try at it. */
-  private heartbeat(): Promise<void> | undefined {
-    if (this.state === 'releasing' && this.pendingRelease) {
-      // A release of unknown outcome may have landed (the record free, or handed over): a
-      // renewal would find it and call the lock lost. Retrying the release settles it instead.
-      void this.host.track(this.retryRelease());
-      return undefined;
-    }
-    if (this.state !== 'held' && this.state !== 'releasing') return undefined;
-    return this.write((leaseMs) => this.host.engine.renew(this.lease, leaseMs), { background: true });
-  }
-
-  /** Stops everything this lock does in the background: renewing, watching for loss, retrying a release. */
-  private clearTimers(): void {
-    this.keeper.stop();
-    this.releaseRetryTimer?.cancel();
-    this.releaseRetryTimer = undefined;
-  }
-
-  /**
-   * Retries a failed release with growing pauses until it lands or the lease is lost; never
+   * Retries a refused release with growing pauses until it lands or the lease is lost; never
    * keeps the process alive. Once the client is closing, close() waits for the retries.
    */
   private scheduleReleaseRetry(): void {
@@ -533,24 +438,38 @@ export class Lock<T = unknown> {
     }, delay);
   }
 
-  /** @internal One more attempt at a release that failed; close() calls it for locks still releasing. */
+  /**
+   * @internal One more attempt at a release that failed; close() calls it for locks still
+   * releasing. A release of unknown outcome is the lease's to settle: this makes it look now.
+   */
   async retryRelease(): Promise<void> {
-    const pending = this.pendingRelease;
-    if (!pending) return;
-    const options = pending.data ? { data: pending.data.value as T } : {};
+    const refused = this.refusedRelease;
+    if (!refused) {
+      // Joins the release under way, which looks at the store now: answered once it landed, or
+      // once that look fails (then the lease goes on settling it).
+      if (this.state === 'releasing') await this.lease.release().catch(() => undefined);
+      return;
+    }
+    const options = refused.data ? { data: refused.data.value as T } : {};
     await this.releaseAs(options, true).catch(() => undefined);
   }
 
-  /** @internal True while a release failed and is being retried. */
+  /** @internal True while a release failed and is being retried or settled. */
   get releasePending(): boolean {
-    return this.pendingRelease !== undefined && (this.state === 'held' || this.state === 'releasing');
+    if (this.state === 'held') return this.refusedRelease !== undefined;
+    return this.state === 'releasing' && !this.lease.isOver;
   }
 
   private cancelReleaseRetry(): void {
     this.releaseRetryTimer?.cancel();
     this.releaseRetryTimer = undefined;
-    this.pendingRelease = undefined;
+    this.refusedRelease = undefined;
   }
+}
+
+/** A lease length as the store lease takes it: null for fail-closed. */
+export function storedLease(leaseMs: number): number | null {
+  return Number.isFinite(leaseMs) ? leaseMs : null;
 }
 
 const RELEASE_RETRY_FIRST_MS = 100;

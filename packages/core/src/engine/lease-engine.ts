@@ -3,6 +3,7 @@ import type { ResolvedClock } from '../shared/clock.js';
 import type { LockCorruptedError } from '../shared/errors.js';
 import type { RetryPolicy } from '../shared/retry.js';
 import type { StoreVerdict } from '../verify/store-verdict.js';
+import type { StoreLease } from './store-lease.js';
 
 /** What a caller asks for when acquiring: lease length (Infinity = fail-closed) and context. */
 export interface LeaseTerms {
@@ -97,11 +98,40 @@ export interface LeaseState {
 
 export type ClaimResult = { lease: LeaseState } | { lease: null; current: VersionedRecord | null };
 
+/** What a caller asks of a new store lease: its acquisition, lease and renewal pace. */
+export interface LeaseRequest {
+  readonly key: string;
+  /** The acquisition: the holder entry the lease writes (a handle names it). */
+  readonly lockId: string;
+  readonly context?: string | undefined;
+  /** Lease length; Infinity: fail-closed. */
+  readonly leaseMs: number;
+  /** How many may hold the key at once: 1 for a lock. */
+  readonly limit: number;
+  /** Renewal interval, or false for none. */
+  readonly heartbeatMs: number | false;
+  /** For leases nothing renews: how often to read the record to learn it was taken away. */
+  readonly verifyMs: number;
+  /** A waiter's: the key's poller paces its tries (`attempt`). */
+  readonly pacedByCaller?: boolean;
+}
+
+/** An acquisition taken over by its handle (`resume`): its lease, held now, and its entry's fields. */
+export interface ResumedLease {
+  readonly lease: StoreLease;
+  readonly token: number;
+  readonly leaseMs: number;
+  readonly limit: number;
+  readonly acquiredAt: number;
+  readonly context: string | undefined;
+}
+
 /**
- * How leases are taken, kept and given back on one kind of store. LockClient and Lock drive
- * any engine the same way (waiting, heartbeats, loss detection, events are written once, above
- * this); an engine decides only what one claim, renewal or release means on its store.
- * Two exist: the compare-and-swap LeaseProtocol over a LockStore, and the S3 list strategy.
+ * How leases are taken, kept and given back on one kind of store. LockClient drives any engine
+ * the same way (waiting, turns, hand-offs and events are written once, above this): an engine
+ * makes the store lease of each acquisition (`newLease`), which claims, renews, releases and
+ * resolves its own writes. Two exist: the compare-and-swap protocol over a LockStore, whose
+ * leases are the protocol state machine's writers, and the S3 list strategy.
  */
 export interface LeaseEngine {
   /** Short store name for messages: 'memory', 's3', 'dynamodb', 's3-list'. */
@@ -114,52 +144,36 @@ export interface LeaseEngine {
   checkLeaseMs(leaseMs: number): void;
   /** Throws LockConfigError when this engine cannot keep `limit` holders of one key (semaphores). */
   checkLimit(limit: number): void;
-  /** Throws LockConfigError when `data` cannot be stored (with `lease`, when known). */
-  checkData(data: unknown, lease?: LeaseState): void;
+  /** Throws LockConfigError when `data` cannot be stored (in `record`, when known). */
+  checkData(data: unknown, record?: LockRecord): void;
   /** Throws LockConfigError when a lease cannot be adopted by another client (`resume`). */
   checkResume(): void;
   /** The key's current holder as a record (null: free), without changing anything. */
   read(key: string, signal?: AbortSignal): Promise<VersionedRecord | null>;
   /** Milliseconds until `current` may become claimable, if this client can tell. */
   msUntilClaimable(key: string, current: VersionedRecord | null): number | undefined;
-  /** One acquisition attempt: a few requests, never waits for the holder. */
-  claim(key: string, contender: Contender, signal?: AbortSignal): Promise<ClaimResult>;
-  /** Renews a lease we hold (storing data when given). Throws LockLostError when it is no longer ours. */
-  renew(lease: LeaseState, leaseMs: number, data?: { value: unknown }, signal?: AbortSignal): Promise<void>;
-  /** Gives a lease back (storing data when given). Throws LockLostError when it was no longer ours. */
-  release(lease: LeaseState, data?: { value: unknown }, signal?: AbortSignal): Promise<void>;
-  /** Optional: releases straight to `next` in one write, for local waiters. */
-  handOver?(
-    lease: LeaseState,
-    next: Contender,
-    data?: { value: unknown },
-    signal?: AbortSignal,
-  ): Promise<LeaseState>;
+  /** The store lease of one acquisition, not started yet. */
+  newLease(request: LeaseRequest): StoreLease;
+  /** Awaited before each try at a key: what the engine checks before its first claim (a store check); undefined once nothing is left to check. */
+  beforeClaim(key: string): Promise<void> | undefined;
+  /** Throws when `current`, which a try found held, cannot be waited for with `limit` (LockLimitMismatchError). */
+  checkHeld(key: string, limit: number, current: VersionedRecord | null): void;
   /**
-   * Optional: passes a plain lease to another caller of this client with no write, the caller
-   * taking the next reserved token; the next write stores its holder fields. False when no
-   * reserved token is left (then hand over with a write).
+   * Takes over the acquisition `lockId` of `key` by its handle (fencing token `token`): renewed
+   * at once, so that writes of its old process can no longer land. `settingsFor` says how the
+   * lease is kept, from its entry's lease and limit (it may throw, before any write); `adopt`
+   * gets the lease before its first write.
+   * LockNotHeldError when the acquisition ended.
    */
-  passLocally?(lease: LeaseState, terms: LeaseTerms): boolean;
-  /**
-   * Optional: makes sure an acquisition nobody waits for any more (a claim of unknown outcome,
-   * a lease lost while a write was in flight) does not keep the key: releases it if it landed,
-   * and fences off writes of it that may still land. True when it had to release something.
-   */
-  settleAbandoned?(key: string, contender: Contender, signal?: AbortSignal): Promise<boolean>;
-  /**
-   * Optional: a lease of this client is over, however it ended (released, lost, handed over),
-   * and no lock of this client uses it any more. An engine that keeps per-lease state (uploads
-   * of it that may still land) lets it go here; it must not assume its own release ran.
-   */
-  leaseEnded?(lease: LeaseState): void;
-  /** Whether `current`, just read, still shows `lease` as ours (a lock nothing renews checks this). */
-  holds(lease: LeaseState, current: VersionedRecord | null): boolean;
-  /**
-   * The lease the acquisition `lockId` holds now; LockNotHeldError when it ended. `token` is
-   * the handle's: a holder the record shows with a higher one means the lock was passed on.
-   */
-  leaseFromHandle(key: string, lockId: string, token?: number): Promise<LeaseState>;
+  resume(
+    key: string,
+    lockId: string,
+    token: number,
+    settingsFor: (leaseMs: number, limit: number) => Pick<LeaseRequest, 'heartbeatMs' | 'verifyMs'>,
+    adopt: (lease: StoreLease) => void,
+  ): Promise<ResumedLease>;
+  /** Releases the acquisition `lockId` of `key` by its handle, storing data when given. LockNotHeldError when it ended. */
+  releaseByHandle(key: string, lockId: string, token: number, data?: { value: unknown }): Promise<void>;
   /**
    * Frees `key` whoever holds it: the lock ids of the acquisitions the freeing write ended
    * (empty when it replaced an unreadable record), or null when this call freed nothing.

@@ -1,6 +1,7 @@
 import type { WriterAction } from './writer-events.js';
 import {
   deadlineFrom,
+  effectiveDeadline,
   type PendingWrite,
   type RecordView,
   type WriterEnd,
@@ -92,6 +93,8 @@ export function landed(
     top,
     leaseMs: intent.leaseMs,
     sentAt: pending.sentAt,
+    // It overlapped a forceRelease of this client, or a suspend: the waiter renews it first.
+    ...(pending.distrusted ? { distrusted: true as const } : {}),
   });
   return end(s, 'handedOver', out);
 }
@@ -104,9 +107,21 @@ export function notApplied(
   out: WriterAction[],
 ): WriterState {
   const s: WriterState = { ...state, pending: null, known: view ? withFloor(state, view) : state.known };
-  const { intent } = pending;
-  if (intent.kind === 'claim') return s; // advance(): claim again, wait, or end
+  const { intent, condition } = pending;
+  if (intent.kind === 'claim') {
+    // A one-request claim refused on the very version it was sent for, though this client
+    // judged it claimable: the store judged otherwise. Not again at once: after the retry time.
+    const judgedOtherwise = condition.kind === 'claimable' && view?.version === condition.version;
+    return judgedOtherwise && s.known ? { ...s, known: { ...s.known, claimable: false } } : s;
+  }
   const ownVersion = view?.own !== undefined ? view.version : null;
+  if (ownVersion !== null && !s.terms.slot) {
+    // A lock's own entry at a version none of its writes in flight left: a late copy of its
+    // one-request claim landed once the record had moved on without it. The lease it held is
+    // gone (a caller's write may have landed before that); that entry is its own to give back.
+    const callers = intent.kind !== 'renew' || answersChange(s, pending) || isReleaseWrite(s, pending);
+    return giveBackLost(s, out, callers && pending.mayHaveLanded);
+  }
   if (ownVersion !== null) {
     // Still this writer's entry (a semaphore slot others wrote beside): write again on the new
     // version (a change, too: it is sent again as a write of its own).
@@ -199,6 +214,11 @@ export function dropChange(state: WriterState, out: WriterAction[]): void {
 
 /** The caller's lease is gone, and nothing of this writer is left in the store or in flight. */
 export function lose(state: WriterState, out: WriterAction[], maybeApplied: boolean): WriterState {
+  return end(giveBackLost(state, out, maybeApplied), 'lost', out);
+}
+
+/** Like `lose`, but an entry of the writer is still in the record: it is given back before the writer ends. */
+export function giveBackLost(state: WriterState, out: WriterAction[], maybeApplied: boolean): WriterState {
   const { goal } = state;
   if (goal.kind === 'hold') out.push({ type: 'lost', why: 'taken' });
   if (goal.kind === 'hold' && goal.change) {
@@ -207,7 +227,7 @@ export function lose(state: WriterState, out: WriterAction[], maybeApplied: bool
   if (goal.kind === 'release' || goal.kind === 'handOver') {
     out.push({ type: 'failed', op: goal.kind, why: 'lost', maybeApplied });
   }
-  return end({ ...state, lease: null }, 'lost', out);
+  return { ...state, lease: null, goal: { kind: 'giveBack' } };
 }
 
 export function end(state: WriterState, how: WriterEnd, out: WriterAction[]): WriterState {
@@ -226,7 +246,12 @@ export function send(
   const seq = state.seq + 1;
   out.push({ type: 'write', seq, intent, condition });
   const pending: PendingWrite = { seq, intent, condition, sentAt: now, status: 'sent', mayHaveLanded: false };
-  return { ...state, seq, pending };
+  const sent = { ...state, seq, pending };
+  // The deadline the holder goes by while this write is on its way (a landing just before may
+  // have moved it, and a shortening counts from now): its timer is set to it.
+  const deadline = sent.lease ? effectiveDeadline(sent) : Number.POSITIVE_INFINITY;
+  if (Number.isFinite(deadline)) out.push({ type: 'arm', timer: 'deadline', at: deadline });
+  return sent;
 }
 
 function sendNow(

@@ -23,6 +23,12 @@ export type WriterEvent =
   /** A read answered; `for` is the write it resolves (its seq), or 0 for a read before a claim or one that watches a lease. */
   | { readonly type: 'read'; readonly for: number; readonly view: RecordView; readonly now: number }
   | { readonly type: 'readFailed'; readonly for: number; readonly now: number }
+  /**
+   * Its client saw the record otherwise (another writer of it wrote it, a semaphore's other
+   * slot; or it read it): a holder's next write may build on it when it shows the holder's entry
+   * as its own last write left it; otherwise the holder learns its token.
+   */
+  | { readonly type: 'seen'; readonly view: RecordView; readonly now: number }
   | { readonly type: 'timer'; readonly timer: TimerName; readonly now: number }
   /** The holder releases, storing `data`; with `holdMs`, by shortening its lease to that and letting it run out. */
   | { readonly type: 'release'; readonly data: Data; readonly holdMs?: number; readonly now: number }
@@ -68,6 +74,8 @@ export type WriterEvent =
       readonly token: number;
       readonly top: number;
       readonly leaseMs: number | null;
+      /** The highest token its client saw for the key (the record may have been deleted since): none below it is handed on. */
+      readonly floor?: number;
       readonly now: number;
     }
   /** A lock of this client handed its lease to this writer in a write that landed. */
@@ -80,6 +88,8 @@ export type WriterEvent =
       /** The lease the hand-over wrote. */
       readonly leaseMs: number | null;
       readonly sentAt: number;
+      /** Not to be trusted as it stands (see the passTo action): renewed before the caller gets it. */
+      readonly distrusted?: true;
       readonly now: number;
     };
 
@@ -113,6 +123,8 @@ export type WriterAction =
       readonly top: number;
       readonly leaseMs: number | null;
       readonly sentAt: number;
+      /** The hand-over overlapped a forceRelease of this client (or a suspend): not to be trusted as it stands. */
+      readonly distrusted?: true;
     }
   /** A local pass: the next caller holds the lease on `token`. */
   | { readonly type: 'passed'; readonly token: number }

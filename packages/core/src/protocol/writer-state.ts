@@ -17,6 +17,11 @@ export interface RecordView {
   readonly own: { readonly seq: number; readonly token: number } | undefined;
   /** Whether a claim may be written now: free, expired, or a semaphore slot free, as this client judges. */
   readonly claimable: boolean;
+  /**
+   * The stored token is below one this writer saw before (the record was deleted and created
+   * again): `token` is that floor, and a claim goes by version (a one-request claim would fail).
+   */
+  readonly belowFloor?: true;
 }
 
 /** How a writer's leases are taken and timed. */
@@ -79,11 +84,11 @@ export type Goal =
   /** The caller holds the lease; `change` when it asked to renew it now (extend, or store data). */
   | { readonly kind: 'hold'; readonly change?: LeaseChange }
   /**
-   * The caller asked to release it, storing `data`. `holdMs` (lockAtLeastMs): instead of freeing
-   * the key, shorten the lease to end that long after the write's send, and stop renewing: it
-   * runs out by itself. `sent`: the seq of the write sent for it.
+   * The caller asked to release it, storing `data`. `holdUntil` (lockAtLeastMs): instead of
+   * freeing the key, shorten the lease to end then, and stop renewing: it runs out by itself (a
+   * write sent once that time has passed frees the key). `sent`: the seq of the write sent for it.
    */
-  | { readonly kind: 'release'; readonly data: Data; readonly holdMs?: number; readonly sent?: number }
+  | { readonly kind: 'release'; readonly data: Data; readonly holdUntil?: number; readonly sent?: number }
   /** The caller released it to the local waiter `to`, in one write. */
   | { readonly kind: 'handOver'; readonly to: string; readonly leaseMs: number | null; readonly data: Data }
   /** Nobody wants it any more: give back whatever this writer may own, then end. */
@@ -181,11 +186,12 @@ export function newWriter(writer: string, terms: WriterTerms, known?: RecordView
 /**
  * The monotonic time from which a lease confirmed by a write sent at `sentAt` is not trusted:
  * the lease less the margin, or less twice the time the write took (`writeMs`: the next one may
- * take as long) when that is more, though never more than half the lease for that reason.
+ * take as long) when that is more, though never less than half the lease (a lease extended to
+ * something shorter than the margin is still trusted for half its length).
  */
 export function deadlineFrom(sentAt: number, leaseMs: number | null, marginMs: number, writeMs = 0): number {
   if (leaseMs === null) return Number.POSITIVE_INFINITY;
-  return sentAt + leaseMs - Math.max(marginMs, Math.min(2 * writeMs, leaseMs / 2));
+  return sentAt + leaseMs - Math.min(Math.max(marginMs, 2 * writeMs), leaseMs / 2);
 }
 
 /**
@@ -202,7 +208,7 @@ export function effectiveDeadline(state: WriterState): number {
 /** `view` as the writer keeps it: its token never below one the writer saw before (the record may have been deleted since). */
 export function withFloor(state: WriterState, view: RecordView): RecordView {
   const floor = state.known?.token ?? 0;
-  return view.token >= floor ? view : { ...view, token: floor };
+  return view.token >= floor ? view : { ...view, token: floor, belowFloor: true };
 }
 
 /** Whether nothing renews a lease held on `terms`: a holder then reads the record to watch it. */

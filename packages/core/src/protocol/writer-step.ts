@@ -2,6 +2,7 @@ import {
   answersChange,
   dropChange,
   end,
+  giveBackLost,
   isReleaseWrite,
   landed,
   lose,
@@ -60,14 +61,27 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       return { ...s, reading: false, known: withFloor(s, e.view) };
     case 'readFailed':
       if (s.pending?.seq === e.for && s.pending.status === 'reading') {
+        const told = tellUnknown(s, s.pending, out);
         out.push({ type: 'arm', timer: 'retry', at: e.now + s.terms.retryMs });
-        return { ...s, pending: { ...s.pending, status: 'backoff' } };
+        return { ...told, pending: { ...s.pending, status: 'backoff' } };
       }
       if (e.for !== 0 || !s.reading) return s;
       // A holder's failed look proves nothing either way: it looks again `verifyMs` from now.
       if (s.lease) return { ...s, reading: false, lease: { ...s.lease, confirmedAt: e.now } };
       out.push({ type: 'arm', timer: 'retry', at: e.now + s.terms.retryMs });
       return { ...s, reading: false };
+    case 'seen': {
+      const { lease, known } = s;
+      if (!lease) return s;
+      // A holder with nothing in flight, whose entry the record shows as its last write left it,
+      // builds its next write on it.
+      if (!s.pending && !s.reading && e.view.version !== null && e.view.own?.seq === s.seq) {
+        return { ...s, lease: { ...lease, version: e.view.version }, known: withFloor(s, e.view) };
+      }
+      // Otherwise it learns only the token: one above its lease's reserve means someone took the
+      // key (an early takeover), and it passes nothing on without a write, which learns the loss.
+      return known && e.view.token > known.token ? { ...s, known: { ...known, token: e.view.token } } : s;
+    }
     case 'timer':
       return onTimer(s, e.timer, e.now, out);
     case 'release':
@@ -76,7 +90,7 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       if (s.goal.kind !== 'hold') return s;
       dropChange(s, out);
       if (e.holdMs === undefined || !s.lease) return { ...s, goal: { kind: 'release', data: e.data } };
-      return { ...s, goal: { kind: 'release', data: e.data, holdMs: e.holdMs } };
+      return { ...s, goal: { kind: 'release', data: e.data, holdUntil: e.now + e.holdMs } };
     case 'handOver':
       if (s.goal.kind !== 'hold') return s;
       dropChange(s, out);
@@ -115,7 +129,8 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
     case 'resume': {
       if (s.goal.kind !== 'acquire' || s.seq > 0 || s.known !== undefined) return s;
       const own = { seq: 0, token: e.token };
-      const known = { version: e.version, token: e.top, lastSeq: undefined, own, claimable: false };
+      const token = Math.max(e.top, e.floor ?? 0);
+      const known = { version: e.version, token, lastSeq: undefined, own, claimable: false };
       // Never trusted as it stands: seekLease renews the entry first (an own entry, no lease).
       return {
         ...s,
@@ -135,7 +150,8 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       // A look of its own still on its way shows the record before the hand-over: it is dropped.
       const handed = { ...s, terms, known, lease, reading: false };
       if (s.goal.kind === 'giveBack') return handed;
-      if (e.now >= deadline) return { ...handed, lease: null }; // too late to trust: renewed first
+      // Too late to trust, or not to be trusted at all: renewed first.
+      if (e.now >= deadline || e.distrusted) return { ...handed, lease: null };
       out.push({ type: 'acquired', token: e.token });
       return { ...handed, goal: { kind: 'hold' } };
     }
@@ -163,8 +179,9 @@ function onWritten(
       // with a loop of reads and copies).
       if (pending.mayHaveLanded) {
         if (pending.status !== 'sent') return s;
+        const told = tellUnknown(s, pending, out);
         out.push({ type: 'arm', timer: 'retry', at: now + s.terms.retryMs });
-        return { ...s, pending: { ...pending, status: 'backoff' } };
+        return { ...told, pending: { ...pending, status: 'backoff' } };
       }
       // A claim, or a giving back that nobody waits for, is tried again only after the retry
       // time, on what a read then shows: an outage or throttling is not met with a tight loop.
@@ -179,16 +196,12 @@ function onWritten(
       if (pending.status !== 'sent') return s;
       // A copy sent again came back unknown too: the next read waits the retry time.
       if (pending.mayHaveLanded) {
+        const told = tellUnknown(s, pending, out);
         out.push({ type: 'arm', timer: 'retry', at: now + s.terms.retryMs });
-        return { ...s, pending: { ...pending, status: 'backoff' } };
+        return { ...told, pending: { ...pending, status: 'backoff' } };
       }
-      // The caller of a release or hand-over hears at once that its outcome is unknown (it no
-      // longer holds the key as far as it can tell); the writer goes on resolving it.
-      const { goal } = s;
-      const callers = pending.intent.kind === 'release' || pending.intent.kind === 'handOver';
-      if ((goal.kind === 'release' || goal.kind === 'handOver') && (callers || isReleaseWrite(s, pending))) {
-        out.push({ type: 'failed', op: goal.kind, why: 'unknown', maybeApplied: true });
-      }
+      // The read that follows resolves it; a caller of a release or hand-over hears that its
+      // outcome is unknown only if that read fails (tellUnknown).
       return { ...s, pending: { ...pending, status: 'unknown', mayHaveLanded: true } };
     }
   }
@@ -253,10 +266,11 @@ function advance(state: WriterState, now: number, out: WriterAction[]): WriterSt
       const version = lease?.version ?? ownVersion;
       if (version === null) return lose(s, out, false);
       if (goal.kind === 'release') {
+        const holdMs = goal.holdUntil === undefined ? 0 : goal.holdUntil - now;
         const intent: WriteIntent =
-          goal.holdMs === undefined
+          holdMs <= 0
             ? { kind: 'release', data: goal.data }
-            : { kind: 'renew', leaseMs: goal.holdMs, token: lease?.token ?? 0, data: goal.data };
+            : { kind: 'renew', leaseMs: holdMs, token: lease?.token ?? 0, data: goal.data };
         const sent = send(s, intent, versionOf(version), now, out);
         return { ...sent, goal: { ...goal, sent: sent.seq } };
       }
@@ -293,7 +307,9 @@ function seekLease(s: WriterState, now: number, out: WriterAction[]): WriterStat
   }
   // Never seen (a fresh key is the common case: create it), or claimable as last seen.
   const version = known?.version ?? null;
-  if (terms.claimBy === 'state' && terms.leaseMs !== null) {
+  // A record created again below the token floor: only a write by version goes on above it.
+  const byState = version === null || !known?.belowFloor;
+  if (terms.claimBy === 'state' && terms.leaseMs !== null && byState) {
     return send(
       s,
       { kind: 'claim', token: undefined, tokenFloor: known?.token ?? 0 },
@@ -304,6 +320,25 @@ function seekLease(s: WriterState, now: number, out: WriterAction[]): WriterStat
   }
   const condition: WriteCondition = version === null ? { kind: 'absent' } : versionOf(version);
   return send(s, { kind: 'claim', token: (known?.token ?? 0) + 1 }, condition, now, out);
+}
+
+/**
+ * A release, hand-over or change whose outcome is unknown, and the read that would resolve it
+ * failed: its caller hears so now instead of waiting out an outage (a releasing caller no
+ * longer holds the key as far as it can tell); the writer goes on resolving it. A change told
+ * so is the caller's no more: should it land, it counts as a renewal.
+ */
+function tellUnknown(s: WriterState, pending: PendingWrite, out: WriterAction[]): WriterState {
+  const { goal } = s;
+  const callers = pending.intent.kind === 'release' || pending.intent.kind === 'handOver';
+  if ((goal.kind === 'release' || goal.kind === 'handOver') && (callers || isReleaseWrite(s, pending))) {
+    out.push({ type: 'failed', op: goal.kind, why: 'unknown', maybeApplied: true });
+  }
+  if (answersChange(s, pending)) {
+    out.push({ type: 'failed', op: 'extend', why: 'unknown', maybeApplied: true });
+    return { ...s, goal: { kind: 'hold' } };
+  }
+  return s;
 }
 
 function distrust(pending: PendingWrite): PendingWrite {
@@ -330,6 +365,9 @@ function checkDeadline(s: WriterState, now: number, out: WriterAction[]): Writer
   // A write in flight may still land, or be refused and leave the lease as it was (a refused
   // shortening of a fail-closed lease): the lease stays known, to be given back.
   if (pending) return goal.kind === 'giveBack' ? s : { ...s, goal: { kind: 'giveBack' } };
+  // Giving back a lease that ran out meanwhile (a write of it landed late): its entry is still
+  // released, conditional on the version it left, so that nobody waits out its lease.
+  if (goal.kind === 'giveBack') return { ...s, lease: null };
   return end(s, 'lost', out);
 }
 
@@ -360,7 +398,8 @@ function arm(s: WriterState, now: number, out: WriterAction[]): WriterState {
     return s;
   }
   // A heartbeat the store refused left the renewal due: the next one waits the retry time.
-  out.push({ type: 'arm', timer: 'renew', at: Math.max(renewAt(s), now + terms.retryMs) });
+  const due = renewAt(s);
+  out.push({ type: 'arm', timer: 'renew', at: due > now ? due : now + terms.retryMs });
   return s;
 }
 
@@ -380,9 +419,13 @@ function renewAt(s: WriterState): number {
 function watched(s: WriterState, view: RecordView, now: number, out: WriterAction[]): WriterState {
   const { lease } = s;
   if (!lease) return s;
-  if (view.version === lease.version || (view.version !== null && view.own !== undefined)) {
+  // Beside other holders' writes, a slot's entry as it left it; a lock's record, only unchanged.
+  const beside = view.version !== null && view.own !== undefined && s.terms.slot === true;
+  if (view.version === lease.version || beside) {
     return { ...s, lease: { ...lease, version: view.version ?? lease.version, confirmedAt: now } };
   }
+  // A lock's own entry at another version: a late copy of its one-request claim, to give back.
+  if (view.own !== undefined) return giveBackLost({ ...s, known: withFloor(s, view) }, out, false);
   // Nothing of this writer was in flight (a read waits for its write): nothing of it can land.
   return lose(s, out, false);
 }

@@ -1,18 +1,12 @@
-// A little over ~300 lines on purpose: one object owns one key's state in a client (holder,
+// Longer than ~300 lines on purpose: one object owns one key's state in a client (holder,
 // waiters, poller, turn), and waiting, polling and hand-over all read and change that state;
 // split apart, each piece would need the others' private fields.
 import type { VersionedRecord } from '../contract/lock-record.js';
-import {
-  type ClaimResult,
-  type Contender,
-  type LeaseState,
-  newContender,
-  settleWith,
-} from '../engine/lease-engine.js';
+import type { AttemptResult, StoreLease } from '../engine/store-lease.js';
 import {
   type HolderSummary,
-  isUnknownOutcome,
   LockError,
+  LockLostError,
   LockStoreError,
   LockTimeoutError,
 } from '../shared/errors.js';
@@ -21,18 +15,21 @@ import type { ScheduledTimer } from '../shared/scheduler.js';
 import { FailureStreak } from './failure-streak.js';
 import { LocalTurn } from './local-turn.js';
 import { OtherTurn } from './other-turn.js';
-import type { HeldLock, QueueHost, Waiter } from './queue-host.js';
+import type { HeldLock, LockStart, QueueHost, Waiter } from './queue-host.js';
 
 /**
  * Everything one client does about one key: the local holders (one for a lock, up to `limit`
  * for a semaphore), the local waiters (served in order), one poller shared by all of them (so
  * N local waiters cost one poll, not N), the hand-over from a local holder to the next local
  * waiter, and the client's current turn with the key (so other clients get the key too).
+ * Each waiter has a store lease of its own, paced by the poller: one try per poll (`attempt`).
  */
 export class KeyQueue<L extends HeldLock, S> {
   readonly waiters: Waiter<L, S>[] = [];
   readonly holders: L[] = [];
   private polling = false;
+  /** Hand-overs to a local waiter on their way. */
+  private handingOver = 0;
   /** Latest record seen by a claim, for timeout messages and `holderSummary`. */
   private lastSeen: VersionedRecord | null | undefined;
   /** The poller's last store failure, cleared by the next answer: the cause of a timeout. */
@@ -82,7 +79,7 @@ export class KeyQueue<L extends HeldLock, S> {
   }
 
   get idle(): boolean {
-    return this.holders.length === 0 && this.head() === undefined && !this.polling;
+    return this.holders.length === 0 && this.head() === undefined && !this.polling && this.handingOver === 0;
   }
 
   /** Full or queued here: a claim by this client would only compete with its own. */
@@ -132,8 +129,12 @@ export class KeyQueue<L extends HeldLock, S> {
 
   /** Who holds the key, as far as this client knows: its own holder, or the last record a claim saw. */
   holderSummary(): HolderSummary | undefined {
-    const record = this.holder ? this.holder.lease.record : this.lastSeen?.record;
-    const holder = record?.holder;
+    const own = this.holder;
+    if (own) {
+      const { owner, context, acquiredAt, expiresAt } = own;
+      return { owner, context, acquiredAt, expiresAt };
+    }
+    const holder = this.lastSeen?.record.holder;
     if (!holder) return undefined;
     return {
       owner: holder.owner,
@@ -145,7 +146,7 @@ export class KeyQueue<L extends HeldLock, S> {
 
   /** Queues a caller until it gets the lock, `waitMs` passes (LockTimeoutError) or `signal` aborts. */
   wait(
-    request: { contender: Contender; settings: S },
+    request: { lease: StoreLease; settings: S },
     waitMs: number,
     signal: AbortSignal | undefined,
   ): Promise<L> {
@@ -162,27 +163,22 @@ export class KeyQueue<L extends HeldLock, S> {
           });
           reject(signal?.reason);
         });
-      const settle = (finish: () => void) => {
+      const settle = (finish: () => void, served = false) => {
         if (waiter.settled) return;
         waiter.settled = true;
         timer?.cancel();
         signal?.removeEventListener('abort', onAbort);
         this.remove(waiter);
         finish();
-        // Once the poller's claim for it still on its way is answered: settling then covers it too.
-        if (waiter.contender.unsure) {
-          this.host.settleAbandoned(key, waiter.contender, whenAnswered(waiter.claimInFlight));
-        }
+        // Nobody waits for its lease any more: whatever a try of it may still win is given back.
+        if (!served) waiter.lease.giveUp();
         this.wake();
       };
       const waiter: Waiter<L, S> = {
-        contender: request.contender,
+        lease: request.lease,
         settings: request.settings,
         settled: false,
-        resolve: (lock) => {
-          waiter.contender.unsure = false; // it landed: nothing left to settle
-          settle(() => resolve(lock));
-        },
+        resolve: (lock) => settle(() => resolve(lock), true),
         reject: (error) => settle(() => reject(error)),
       };
       if (Number.isFinite(waitMs)) {
@@ -205,13 +201,13 @@ export class KeyQueue<L extends HeldLock, S> {
       }
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
-      // Behind a local holder or other local waiters it is waiting already; otherwise the poller says so once its first claim fails.
+      // Behind a local holder or other local waiters it is waiting already; otherwise the poller says so once its first try fails.
       if (this.full || this.waiters.length > 1) this.reportWaiting();
       this.ensurePolling();
     });
   }
 
-  /** Puts a waiter back in front (its lease came too late, or a hand-over to it failed) and polls for it. */
+  /** Puts a waiter back in front (a hand-over to it failed, or is still settling) and polls for it. */
   requeue(waiter: Waiter<L, S>): void {
     if (!this.waiters.includes(waiter)) this.waiters.unshift(waiter);
     this.ensurePolling();
@@ -227,7 +223,7 @@ export class KeyQueue<L extends HeldLock, S> {
     });
   }
 
-  /** The shared poller of the key: claims for the first local waiter, sleeping between tries. */
+  /** The shared poller of the key: one try for the first local waiter, sleeping between tries. */
   private async poll(): Promise<void> {
     const { engine } = this.host;
     let attempt = 0;
@@ -246,24 +242,26 @@ export class KeyQueue<L extends HeldLock, S> {
         continue;
       }
       if (this.host.forcing(this.key)) {
-        // A claim now would only win a lease to give back (see hold): wait for its answer (it wakes us).
+        // A claim now would only win a lease to give back: wait for its answer (it wakes us).
         await this.nap(this.host.settings.pollMs);
         continue;
       }
-      let result: ClaimResult;
-      let forced: boolean;
+      // Its lease ended without it (a forceRelease here met its try): it waits on with a new one.
+      if (head.lease.isOver) head.lease = this.host.newLease(this.key, this.limit, head.settings);
+      const { lease } = head;
       const sentAt = this.time.monotonic();
-      const { contender } = head;
-      const claim = this.host.send(this.key, () => engine.claim(this.key, contender));
-      head.claimInFlight = claim;
+      let result: AttemptResult;
       try {
-        ({ value: result, forced } = await claim);
+        const checking = engine.beforeClaim(this.key); // sent at once when nothing is left to check
+        if (checking) await checking;
+        result = await lease.attempt();
+        if ('held' in result) engine.checkHeld(this.key, this.limit, result.held);
       } catch (error) {
-        if (isUnknownOutcome(error)) {
-          // The next claim for this waiter settles it (adopts it, or fences it off by version);
-          // if the waiter has gone meanwhile, settling happens in the background.
-          contender.unsure = true;
-          if (head.settled) this.host.settleAbandoned(this.key, contender);
+        if (error instanceof LockLostError && lease.isOver) {
+          // Ended meanwhile (see above): a new lease tries next, after a poll's pause, so that a
+          // lease that keeps ending at once never spins the event loop.
+          await this.nap(pollDelay(attempt++, this.host.settings.pollMs, this.time.random));
+          continue;
         }
         const retryable =
           !(error instanceof LockError) || (error instanceof LockStoreError && error.retryable);
@@ -281,27 +279,19 @@ export class KeyQueue<L extends HeldLock, S> {
         this.lastError = error;
         await this.nap(delay);
         continue;
-      } finally {
-        if (head.claimInFlight === claim) head.claimInFlight = undefined;
       }
       this.lastError = undefined;
       this.failing.clear();
-      // The waiter went on as a new acquisition while this claim was on its way (a lease it was
-      // given came too late, or was dropped): what the claim won belongs to the old one, whose
-      // settling waited for this answer and gives it back.
-      if (head.contender !== contender) {
-        if (result.lease) settleWith(contender, result.lease);
-        continue;
-      }
-      if (result.lease) {
+      if ('token' in result) {
         attempt = 0;
-        this.deliver(head, result.lease, { forced });
+        // The waiter may have gone (its lease then gives back what it won) or been served already.
+        if (head.lease === lease && !head.settled) this.deliver(head, lease, result.token);
         continue;
       }
-      this.sawHeld(result.current);
+      this.sawHeld(result.held);
       this.reportWaiting();
-      const untilClaimable = engine.msUntilClaimable(this.key, result.current);
-      const holder = result.current?.record.holder;
+      const untilClaimable = engine.msUntilClaimable(this.key, result.held);
+      const holder = result.held?.record.holder;
       // A semaphore's holders come and go one by one: no turn to time.
       const turnEnd =
         holder && this.limit === 1 ? this.otherTurn.sawHolder(holder.lockId, sentAt) : undefined;
@@ -332,64 +322,30 @@ export class KeyQueue<L extends HeldLock, S> {
   }
 
   /**
-   * Gives a freshly acquired lease to `waiter`, or passes it on if the waiter gave up meanwhile.
-   * `previous`: the local lock that handed it over; `passed`: it passed its own lease on without
-   * a write; `forced`: a forceRelease of this client overlapped the request that won it.
+   * Gives `lease`, held now with `token`, to `waiter`; a waiter that gave up (or a client
+   * closing) has it given back instead. `previous`: the local lock that handed it over, or
+   * (`passed`) passed its own lease on without a write.
    */
-  deliver(waiter: Waiter<L, S>, lease: LeaseState, delivery: Delivery<L> = {}): void {
-    const { previous } = delivery;
-    // A hand-over and a claim for the same waiter may both come back: the second names the
-    // acquisition a local lock already holds, and is dropped (releasing it would free that lock).
-    const holder = this.host.holding(this.key, lease.lockId);
-    if (holder && holder !== previous) return;
-    const lock = this.hold(lease, waiter.settings, delivery);
-    if (!lock) {
-      // Won too late to be trusted: the stale lease is given back in the background, and the
-      // waiter keeps waiting (back in front if it was taken off) as a new contender, so its
-      // next claim takes a new lease rather than adopting the stale one. The key's entry may
-      // have been dropped meanwhile: the waiter goes into the current one, and it is polled.
-      // Settling knows the lease by its writes (a hand-over is the handing lock's write), and
-      // waits for a claim of the waiter still on its way, whose lease it then gives back too.
-      settleWith(waiter.contender, lease);
-      this.host.settleAbandoned(this.key, waiter.contender, whenAnswered(waiter.claimInFlight));
-      waiter.contender = newContender(this.time.randomId(), waiter.contender.terms);
-      if (waiter.settled) return;
-      this.host.requeue(this.key, waiter);
-      return;
-    }
+  deliver(waiter: Waiter<L, S>, lease: StoreLease, token: number, delivery: Delivery<L> = {}): void {
     if (this.host.isClosing() && !waiter.settled) waiter.reject(this.host.closedError());
-    if (!waiter.settled) {
-      waiter.resolve(lock);
+    if (waiter.settled) {
+      // No user code ran under it, so a minimum hold has nothing to protect: given back at once.
+      lease.giveUp();
+      delivery.previous?.markReleased();
       return;
     }
-    // The waiter gave up while its claim was in flight: free the lock at once (no user code
-    // ran under it, so a minimum hold has nothing to protect).
-    void this.host.track(lock.releaseUnused().catch(() => undefined));
+    waiter.resolve(this.hold(lease, token, waiter.settings, delivery));
   }
 
-  /** Hands out nothing for a lease that cannot be trusted; `previous` handed it over, and is released. */
-  private drop(previous?: L): undefined {
-    previous?.markReleased();
-    this.host.forget(this);
-    return undefined;
-  }
-
-  /**
-   * Makes the lock for a lease this client now holds; `previous` is the local lock that handed
-   * it over (see Delivery). Undefined when the lease cannot be trusted: nobody gets a lock that
-   * may already be lost, and the caller gives the lease back. That is so when the request that
-   * won it overlapped a forceRelease of this client (`forced`), or one is on its way (a lease
-   * passed on now): it may have landed first, and another client may hold the key by now. And
-   * when the claim landed too late to trust the lease.
-   */
+  /** Makes the lock for a lease this client now holds with `token` (see Delivery). */
   hold(
-    lease: LeaseState,
+    lease: StoreLease,
+    token: number,
     settings: S,
-    { previous, passed = false, forced = false }: Delivery<L> = {},
-  ): L | undefined {
-    if (forced || this.host.forcing(this.key)) return this.drop(previous);
-    const lock = this.host.createLock(lease, settings, passed ? previous : undefined);
-    if (!lock) return this.drop(previous);
+    { previous, passed = false }: Delivery<L> = {},
+    start?: LockStart,
+  ): L {
+    const lock = this.host.createLock(lease, token, settings, passed ? previous : undefined, start);
     this.holders.push(lock);
     this.turn.begin(lock.fencingToken); // a hand-off continues the running turn
     previous?.markReleased(); // before 'acquired', so events read in order
@@ -409,43 +365,66 @@ export class KeyQueue<L extends HeldLock, S> {
    * write, and never a poll delay), otherwise back to the store.
    */
   async release(lock: L, data?: { value: unknown }): Promise<void> {
-    const { engine } = this.host;
+    const { lease } = lock;
     this.otherTurn.knew(this.time.monotonic()); // nobody else held it up to now
     const next = this.head();
     if (next && this.turn.used) {
       // Local waiters had the key for a whole turn: give it back to the store, and keep our
       // poller away until other clients' pollers have had their chance to claim it.
       const sentAt = this.time.monotonic();
-      await engine.release(lock.lease, data);
-      this.turn.yieldedAfter(this.time.monotonic() - sentAt, lock.lease.record.token);
+      await lease.release(data?.value);
+      this.turn.yieldedAfter(this.time.monotonic() - sentAt, lease.record?.token ?? lock.fencingToken);
       return;
     }
-    if (!next || !engine.handOver || this.limit > 1) {
-      // Without a hand-over, the key's poller claims for the next local waiter once the lock
-      // ends. A semaphore's slot is freed the same way: the poller takes it again at once.
-      await engine.release(lock.lease, data);
+    if (!next || this.limit > 1 || !lease.handsOver) {
+      // The key's poller claims for the next local waiter once the lock ends. A semaphore's
+      // slot is freed the same way: the poller takes it again at once.
+      await lease.release(data?.value);
       return;
     }
-    // Passed on with no write unless the release stores data (it resolves once the store has
-    // it) or the waiter's own claim may still land (a write naming the waiter settles that).
-    if (!data && !next.contender.unsure && this.host.passLocally(lock, next)) {
-      this.remove(next);
-      this.deliver(next, lock.lease, { previous: lock, passed: true });
-      return;
+    // Passed on with no write unless the release stores data (it resolves once the store has it).
+    if (!data && this.host.canPass(lock, next)) {
+      const token = lease.passLocally(this.host.leaseMsOf(next.settings), this.host.contextOf(next.settings));
+      if (token !== undefined) {
+        this.remove(next);
+        next.lease.giveUp(); // its own lease never tried, or its try is given back
+        next.lease = lease;
+        this.deliver(next, lease, token, { previous: lock, passed: true });
+        return;
+      }
     }
     this.remove(next);
-    let handedOver: { value: LeaseState; forced: boolean };
+    // Not idle while the hand-over is on its way (the handing lock may end before its answer):
+    // the waiter's lock goes into this queue, which the client must still know by then.
+    this.handingOver++;
     try {
-      handedOver = await this.host.send(this.key, () => engine.handOver!(lock.lease, next.contender, data));
+      await this.handOver(lock, next, data);
+    } finally {
+      this.handingOver--;
+      this.host.forget(this);
+    }
+  }
+
+  /** Hands `lock`'s lease to the waiter `next` with one write, and gives `next` its lock. */
+  private async handOver(lock: L, next: Waiter<L, S>, data: { value: unknown } | undefined): Promise<void> {
+    try {
+      await lock.lease.handOver(next.lease, data?.value);
     } catch (error) {
-      // A hand-over of unknown outcome is the handing lock's to settle: its release is retried,
-      // and finds the landed hand-over (lease.handedTo) whether this waiter stays or leaves.
+      // A hand-over of unknown outcome settles in the background: if it landed, the waiter's
+      // lease holds the key and its next try says so.
       if (this.host.isClosing() && !next.settled) next.reject(this.host.closedError());
       // The key's entry may have been dropped meanwhile: put the waiter into the current one.
-      if (!next.settled) this.host.requeue(lock.key, next);
+      if (!next.settled) this.host.requeue(lock.key, this.limit, next);
       throw error;
     }
-    this.deliver(next, handedOver.value, { previous: lock, forced: handedOver.forced });
+    const token = next.lease.heldToken;
+    if (token !== undefined) {
+      this.deliver(next, next.lease, token, { previous: lock });
+      return;
+    }
+    // Landed too late for the waiter to trust as it stands: it renews first, on its next try.
+    lock.markReleased();
+    if (!next.settled) this.host.requeue(lock.key, this.limit, next);
   }
 
   /** The local holder ended (released or lost): local waiters move on. */
@@ -469,20 +448,10 @@ interface Delivery<L> {
   previous?: L | undefined;
   /** That lock passed its own lease on without a write. */
   passed?: boolean;
-  /** A forceRelease of this client overlapped the request that won it. */
-  forced?: boolean;
 }
 
 /** Poll gaps grow from 20 ms to `maxMs`, with jitter so contenders do not poll in step. */
 function pollDelay(attempt: number, maxMs: number, random: () => number): number {
   const ceiling = Math.min(maxMs, 20 * 2 ** attempt);
   return Math.max(5, Math.round(ceiling * (0.5 + random() * 0.5)));
-}
-
-/** Resolves true once `claim` (if any) is answered, whatever the answer. */
-function whenAnswered(claim: Promise<unknown> | undefined): Promise<boolean> | undefined {
-  return claim?.then(
-    () => true,
-    () => true,
-  );
 }

@@ -1,32 +1,40 @@
-import type { Contender, LeaseEngine, LeaseState } from '../engine/lease-engine.js';
+import type { LeaseEngine } from '../engine/lease-engine.js';
+import type { StoreLease } from '../engine/store-lease.js';
 import type { HolderSummary } from '../shared/errors.js';
 import type { LockEventReport } from '../shared/lock-events.js';
+
+/** Where a Lock's caller took the lease: its token, when (wall clock), its context, and whose client. */
+export interface LockStart {
+  readonly token: number;
+  readonly acquiredAt: number;
+  readonly context: string | undefined;
+  readonly owner: string;
+}
 
 /** What a key's queue needs of the lock it hands out. */
 export interface HeldLock {
   readonly key: string;
-  readonly lease: LeaseState;
+  readonly lease: StoreLease;
+  readonly owner: string;
   readonly fencingToken: number;
+  readonly acquiredAt: number;
   readonly expiresAt: number | null;
   readonly context: string | undefined;
   release(): Promise<void>;
-  /** Frees a lock no caller ever got: at once, whatever minimum hold (lockAtLeastMs) it was asked for. */
-  releaseUnused(): Promise<void>;
-  /** Ends the lock as released (it was handed over, or a stale lease was dropped). */
+  /** Ends the lock as released (it was handed over or passed on). */
   markReleased(): void;
 }
 
 /** One caller of `acquire` waiting for a key. */
 export interface Waiter<L extends HeldLock, S> {
-  contender: Contender;
+  /** Its own store lease, paced by the key's poller (a new one when it ended meanwhile). */
+  lease: StoreLease;
   settings: S;
   resolve(lock: L): void;
   reject(error: unknown): void;
   settled: boolean;
   /** Set once a 'waiting' event was reported for this caller. */
   reportedWaiting?: boolean;
-  /** The poller's claim for this caller still on its way, made with the contender it had then. */
-  claimInFlight?: Promise<unknown>;
 }
 
 /**
@@ -48,34 +56,24 @@ export interface QueueHost<L extends HeldLock, S> {
   report(event: LockEventReport): void;
   /** Keeps `work` among what the client's close() waits for. */
   track<R>(work: Promise<R>): Promise<R>;
-  /**
-   * Sends `request`, which may win `key`; `forced` when a forceRelease of the key by this client
-   * overlapped it (see ForceReleases).
-   */
-  send<R>(key: string, request: () => Promise<R>): Promise<{ value: R; forced: boolean }>;
   /** A forceRelease of `key` by this client is on its way. */
   forcing(key: string): boolean;
+  /** A new store lease for a caller waiting for `key` (`limit` holders at once) with `settings`, paced by the key's poller. */
+  newLease(key: string, limit: number, settings: S): StoreLease;
   /**
-   * Makes sure an acquisition nobody waits for does not keep `key` (in the background), once
-   * `when` (a claim of it still on its way) resolves true.
+   * The lock for `lease`, just held with `token`; `passedFrom` is the local lock that passed it
+   * on without a write; `start`, where its caller took it when that is known (a resume).
    */
-  settleAbandoned(key: string, contender: Contender, when?: Promise<boolean>): void;
-  /**
-   * The lock for a lease just won, or undefined when it arrived too late to be trusted;
-   * `passedFrom` is the local lock that passed `lease` on without a write.
-   */
-  createLock(lease: LeaseState, settings: S, passedFrom?: L): L | undefined;
-  /**
-   * Passes `lock`'s lease to the waiter `next` without a write, when the lock and the engine
-   * allow it (see Lock.canPassTo and LeaseEngine.passLocally); false otherwise.
-   */
-  passLocally(lock: L, next: Waiter<L, S>): boolean;
+  createLock(lease: StoreLease, token: number, settings: S, passedFrom?: L, start?: LockStart): L;
+  /** Whether `lock`, being released, may pass its lease to the waiter `next` without a write (see Lock.canPassTo). */
+  canPass(lock: L, next: Waiter<L, S>): boolean;
+  /** The lease length a waiter asks for (null: fail-closed), and its context. */
+  leaseMsOf(settings: S): number | null;
+  contextOf(settings: S): string | undefined;
   /** Who holds `key` as the client's current queue for it knows (that queue may not be this one). */
   holderSummary(key: string): HolderSummary | undefined;
-  /** The local holder of the acquisition `lockId` of `key` in the client's current queue for it, if any. */
-  holding(key: string, lockId: string): L | undefined;
   /** Puts `waiter` back in front of the client's current queue for `key` (made if needed), and polls. */
-  requeue(key: string, waiter: Waiter<L, S>): void;
+  requeue(key: string, limit: number, waiter: Waiter<L, S>): void;
   /** Drops `queue` from the client when it is idle and still the key's current queue. */
   forget(queue: { readonly key: string; readonly idle: boolean }): void;
   closedError(): Error;

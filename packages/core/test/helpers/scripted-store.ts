@@ -36,7 +36,9 @@ export function scriptedStore(time: ManualTime, inner: MemoryStore = memoryStore
     return index < 0 ? undefined : plans.splice(index, 1)[0]!.fault;
   };
   const unknown = () => new LockStoreError('request timed out', { retryable: true, maybeApplied: true });
+  let writes = 0;
   const write = async (key: string, record: LockRecord, condition: WriteCondition) => {
+    writes += 1;
     const fault = take('write', record);
     if (!fault) return inner.write(key, record, condition);
     switch (fault.kind) {
@@ -84,6 +86,11 @@ export function scriptedStore(time: ManualTime, inner: MemoryStore = memoryStore
     /** The next read fails like a network error. */
     nextReadFails() {
       plans.push({ op: 'read', matches: () => true, fault: { kind: 'refused' } });
+    },
+    /** The first read sent after the next write fails (the look that would resolve that write); reads before it go through. */
+    readAfterNextWriteFails() {
+      const after = writes;
+      plans.push({ op: 'read', matches: () => writes > after, fault: { kind: 'refused' } });
     },
     /** The next read reaches the store only after `ms`: it sees the record as it is then. */
     nextReadArrivesLate(ms: number) {

@@ -84,10 +84,10 @@ test('no pass while a write is in flight: its outcome decides the lease first', 
 test('no pass with a third of the lease left or less: the next caller would start with almost none', async () => {
   const time = new ManualTime();
   const { store } = watchedStore();
-  // A wide margin: the lease is trusted for 4 s of its 10, and renewed 2 s in.
-  const { second, token } = await handedOver(store, time, 6_000);
-  expect(second.passLocally(10_000)).toBe(token + 1); // 4 s left
-  await time.advance(1_000); // 3 s left
+  // The widest margin, half the lease: trusted for 5 s of its 10, and renewed 2.5 s in.
+  const { second, token } = await handedOver(store, time, 5_000);
+  expect(second.passLocally(10_000)).toBe(token + 1); // 5 s left
+  await time.advance(1_700); // 3.3 s left
   expect(second.state.pending).toBeNull();
   expect(second.passLocally(10_000)).toBeUndefined();
 });

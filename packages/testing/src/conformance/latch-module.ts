@@ -10,7 +10,14 @@ export type ErrorClass<E extends Error = Error> = abstract new (...args: never[]
 export type ClockOption =
   | 'trusted'
   | 'untrusted'
-  | { mode?: 'trusted' | 'untrusted'; time?: { now(): number; monotonic(): number } };
+  | {
+      mode?: 'trusted' | 'untrusted';
+      time?: {
+        now(): number;
+        monotonic(): number;
+        setTimer?(callback: () => void, ms: number, options?: { keepAlive?: boolean }): { cancel(): void };
+      };
+    };
 
 /**
  * The `LockClient` options the suites set. `Store` is whatever the module's `LockClient`

@@ -2,7 +2,7 @@
 // renew, or never expire, and leaders that follow one another.
 import { expect, test } from 'vitest';
 import type { LockClientLike } from './latch-module.js';
-import { delay, type LockRun, stopRenewing, uniqueKey, waitFor } from './lock-run.js';
+import { delay, freezableTime, type LockRun, uniqueKey, waitFor } from './lock-run.js';
 
 export function exclusivityCases<Store>(run: LockRun<Store>): void {
   const { client, limits, rounds, title, expectNextToken } = run;
@@ -107,8 +107,9 @@ export function exclusivityCases<Store>(run: LockRun<Store>): void {
     const key = uniqueKey('election');
     const terms: Array<{ who: number; token: number }> = [];
     const demotions: Array<{ who: number; reason: string }> = [];
+    const times = [0, 1, 2].map(() => freezableTime());
     const campaigners = [0, 1, 2].map((who) => {
-      const campaignClient = client({ leaseMs: 1000, heartbeatMs: 150 });
+      const campaignClient = client({ leaseMs: 1000, heartbeatMs: 150, clock: { time: times[who]!.time } });
       return campaignClient.campaign(key, {
         onElected: (lock) => {
           terms.push({ who, token: lock.fencingToken });
@@ -118,9 +119,8 @@ export function exclusivityCases<Store>(run: LockRun<Store>): void {
     });
     await waitFor(() => terms.length === 1);
     const first = terms[0]!;
-    // "Kill" the first leader: its lock is abandoned, nothing more is renewed or released.
-    const firstLock = campaigners[first.who]!.lock!;
-    await stopRenewing(firstLock);
+    // Freeze the first leader: nothing more is renewed or released, as a process that hangs.
+    times[first.who]!.freeze();
     await waitFor(() => terms.length === 2, 10_000);
     const second = terms[1]!;
     expect(second.who).not.toBe(first.who);
@@ -130,6 +130,7 @@ export function exclusivityCases<Store>(run: LockRun<Store>): void {
     expect(demotions).toContainEqual({ who: second.who, reason: 'resigned' });
     await waitFor(() => terms.length >= 3, 5000);
     expect(terms[2]!.token).toBeGreaterThan(second.token);
+    times[first.who]!.thaw();
     await Promise.all(campaigners.map((c) => c.stop()));
   }, 30_000);
 }

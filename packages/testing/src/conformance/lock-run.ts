@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { ConformanceBackend, Limitations } from './backend.js';
-import type { ClientOptionsLike, LatchModule, LockClientLike, LockLike } from './latch-module.js';
+import type { ClientOptionsLike, LatchModule, LockClientLike } from './latch-module.js';
 
 /** What the lock suite's cases share; the backend exists once `start()` has run. */
 export interface LockRun<Store> {
@@ -49,9 +49,42 @@ export async function waitFor(condition: () => boolean, timeoutMs = 5000): Promi
   }
 }
 
-export async function stopRenewing(lock: LockLike): Promise<void> {
-  // Simulates a crashed process: timers stop, nothing is released.
-  (lock as unknown as { clearTimers(): void }).clearTimers();
+/** Timers as a client's `clock.time` sets them, and the switch that freezes them. */
+export interface FreezableTime {
+  readonly time: {
+    now(): number;
+    monotonic(): number;
+    setTimer(callback: () => void, ms: number, options?: { keepAlive?: boolean }): { cancel(): void };
+  };
+  /** From now on no timer of the client fires: it renews, retries and learns nothing, as a frozen process. */
+  freeze(): void;
+  /** Timers fire again; those due while frozen fire now, as a process that woke up. */
+  thaw(): void;
+}
+
+/** System clocks whose timers can be frozen: a client cut off from time (typed through the public `clock.time`). */
+export function freezableTime(): FreezableTime {
+  let held: Array<() => void> | undefined;
+  return {
+    time: {
+      now: () => Date.now(),
+      monotonic: () => performance.now(),
+      setTimer(callback, ms, options) {
+        const fire = () => (held ? held.push(callback) : callback());
+        const timer = setTimeout(fire, ms);
+        if (!options?.keepAlive) timer.unref();
+        return { cancel: () => clearTimeout(timer) };
+      },
+    },
+    freeze() {
+      held ??= [];
+    },
+    thaw() {
+      const due = held ?? [];
+      held = undefined;
+      for (const callback of due) callback();
+    },
+  };
 }
 
 export function lockRun<Store>(

@@ -1,17 +1,21 @@
 import type { LeaseHolder, LockRecord, SlotHolder, VersionedRecord } from '../../contract/lock-record.js';
 import type { ClaimRequest, LockStore, WriteCondition } from '../../contract/lock-store.js';
-import { writeIdOf } from '../../protocol/write-id.js';
+import { seqOf, writeIdOf } from '../../protocol/write-id.js';
 import type { TimerName, WriteAnswer, WriterAction, WriterEvent } from '../../protocol/writer-events.js';
 import {
   effectiveDeadline,
   newWriter,
+  type WriterEnd,
   type WriterState,
   type WriterTerms,
 } from '../../protocol/writer-state.js';
 import { step } from '../../protocol/writer-step.js';
 import type { ClockMode } from '../../shared/clock.js';
+import { deferred } from '../../shared/deferred.js';
 import { LockLostError, LockNotHeldError, LockStoreError } from '../../shared/errors.js';
 import type { ScheduledTimer, Scheduler } from '../../shared/scheduler.js';
+import type { AttemptResult, LeaseWatcher, StoreLease } from '../store-lease.js';
+import { lossError } from './loss-error.js';
 import { holdersOf, limitOf, slotView } from './slot-records.js';
 import { storedExpiry } from './stored-expiry.js';
 import { SuspendWatch } from './suspend-watch.js';
@@ -28,6 +32,8 @@ export interface WriterDriverOptions {
   readonly owner: string;
   /** The context the holder entry stores (the caller's `context` option). */
   readonly context?: string;
+  /** When the acquisition began (wall clock), for a writer that takes one over (a resume); default: its claim's send. */
+  readonly acquiredAt?: number;
   /** `claimBy: 'state'`: DynamoDB's one-request claim, for a finite lock on a store that offers it. */
   readonly terms: WriterTerms;
   /** This client's clock mode (default trusted): on untrusted clocks a holder stores no expiry (stored-expiry.ts). */
@@ -36,6 +42,16 @@ export interface WriterDriverOptions {
   readonly toleranceMs?: number;
   /** 1: a lock; more: a semaphore. */
   readonly limit: number;
+  /**
+   * What its client last saw of the key: `written` when its own write left that record (its
+   * version is then current unless someone wrote since, and a claim goes by it); a record only
+   * read is looked at again first. Undefined: never seen (a claim creates the record).
+   */
+  readonly seen?: () =>
+    | { readonly current: VersionedRecord | null; readonly written: boolean; readonly tokenFloor: number }
+    | undefined;
+  /** Called with each record the writer learns of: read, or `written` by one of its own writes. */
+  readonly onSeen?: (current: VersionedRecord | null, written: boolean) => void;
   readonly time: Scheduler;
   /** Whether a held record may be claimed now, as this client's clock mode judges it. */
   readonly claimable: (current: VersionedRecord) => boolean;
@@ -51,29 +67,35 @@ export interface WriterDriverOptions {
   readonly pacedByCaller?: boolean;
 }
 
-/** What one `attempt()` found: the key won (its fencing token), or held by others as the record shows (null: no record). */
-export type AttemptResult = { readonly token: number } | { readonly held: VersionedRecord | null };
+export type { AttemptResult } from '../store-lease.js';
 
 /**
  * Drives one writer of the state machine against a store: performs the actions `step` returns
  * (requests, timers, answers to the caller) and feeds what happens back as events. It owns the
- * promises, the timers and the records by version, and decides nothing. Not used by LockClient
- * yet: the next step of the redesign moves Lock and the key queue onto it.
+ * promises, the timers and the records by version, and decides nothing: the store lease of the
+ * compare-and-swap engine, which LockClient's Locks and key queues drive.
  */
-export class WriterDriver {
+export class WriterDriver implements StoreLease {
   #state: WriterState;
   /** The records seen, by version: a write is built on the record its condition names. */
   readonly #records = new Map<string, VersionedRecord>();
   readonly #timers = new Map<TimerName, ScheduledTimer>();
+  /** When each armed timer fires (monotonic). */
+  readonly #armedAt = new Map<TimerName, number>();
   readonly #acquired = deferred<number>();
   /** The callers' releases not answered yet: a second call (other data) is answered with the first. */
   #releases: ReturnType<typeof deferred<void>>[] = [];
-  readonly #ended = deferred<WriterState['end']>();
+  readonly #ended = deferred<WriterEnd>();
   readonly #lost = new AbortController();
   /** The writer this one hands its lease to, while a hand-over is under way. */
   #handingTo: WriterDriver | undefined;
-  /** The caller a local pass gave the lease to: the next write stores when it took it, and its context. */
+  /**
+   * The caller holding the lease, as its entry stores it: when it took the key (its claim's
+   * send, or the local pass that gave it the lease) and its context.
+   */
   #caller: { readonly acquiredAt: number; readonly context: string | undefined } | undefined;
+  /** The claim `#caller` was stamped for: a copy of it sent again keeps that time, a new claim takes its own. */
+  #claimSeq: number | undefined;
   /** What the last `pass` event answered: the token it gave, or undefined. */
   #passed: number | undefined;
   /** The caller's extend or update under way. */
@@ -95,10 +117,20 @@ export class WriterDriver {
   /** The caller's try under way (`pacedByCaller`), and whether the writer has started. */
   #attempt: ReturnType<typeof deferred<AttemptResult>> | undefined;
   #started = false;
-  /** Why the last look before a claim failed: the try under way is rejected with it. */
+  /** Why the last look failed: the try under way is rejected with it. */
   #readError: unknown;
+  /** The error of the last write whose outcome is unknown: a try that cannot resolve it says so. */
+  #unknownError: unknown;
   /** A retry the machine asked for was left to the caller's next try: owed once the writer no longer waits for one. */
   #retryOwed = false;
+  /** A one-request claim of it had an unknown outcome: a copy may land even after it ended. */
+  #claimMayLandLate = false;
+  /** The one-request claim of the try under way came back unknown: no read can rule it out, so the try says so. */
+  #claimUnknownThisTry = false;
+  /** The clocks said the machine was suspended: a loss by the deadline says so. */
+  #wasSuspended = false;
+  /** Who hears what happens to the lease: the Lock holding it now. */
+  #watcher: LeaseWatcher | undefined;
 
   constructor(private readonly options: WriterDriverOptions) {
     const { terms, store, limit } = options;
@@ -109,6 +141,8 @@ export class WriterDriver {
         'WriterDriver: the one-request claim needs a store that offers it, a finite lease and a lock',
       );
     }
+    if (options.acquiredAt !== undefined)
+      this.#caller = { acquiredAt: options.acquiredAt, context: options.context };
     // A semaphore slot never passes on locally: the tokens above its own are other holders'.
     this.#state = newWriter(options.writer, limit > 1 ? { ...terms, slot: true } : terms);
     // Nobody awaits these when things go another way.
@@ -120,20 +154,80 @@ export class WriterDriver {
     return this.#state;
   }
 
+  get key(): string {
+    return this.options.key;
+  }
+
+  get lockId(): string {
+    return this.options.lockId;
+  }
+
+  get isOver(): boolean {
+    return this.#state.end !== null;
+  }
+
+  /** Whether a copy of a one-request claim of it may still land (see `#claimMayLandLate`). */
+  get claimMayLandLate(): boolean {
+    return this.#claimMayLandLate;
+  }
+
+  /** A compare-and-swap store hands a lease to a waiter in one write. */
+  readonly handsOver = true;
+
+  get heldToken(): number | undefined {
+    const { goal, lease, end } = this.#state;
+    return end === null && goal.kind === 'hold' && lease ? lease.token : undefined;
+  }
+
+  /** Resolves with the fencing token once the lease is held (won by a claim, or handed over). */
+  get acquired(): Promise<number> {
+    return this.#acquired.promise;
+  }
+
+  wrote(writeId: string): boolean {
+    return seqOf(writeId, this.options.writer) !== undefined;
+  }
+
+  watch(watcher: LeaseWatcher | undefined): void {
+    this.#watcher = watcher;
+  }
+
   /** Aborts when the lease is lost. */
   get signal(): AbortSignal {
     return this.#lost.signal;
   }
 
   /** Settles once the writer ends (released, handed over, lost or given up), with how. */
-  get ended(): Promise<WriterState['end']> {
+  get ended(): Promise<WriterEnd> {
     return this.#ended.promise;
   }
 
   /** Starts claiming; resolves with the fencing token once held. */
   acquire(): Promise<number> {
+    if (this.#started) return this.#acquired.promise;
+    // What its client knows of the key now: a record its own write left is current unless
+    // someone wrote since (a claim goes by it); any other may be stale, and is looked at first
+    // (the retry timer reads).
+    let looksFirst = false;
+    if (!this.#inPlay()) {
+      const seen = this.options.seen?.();
+      if (seen) {
+        // A record left held (by another acquisition of this client, too) may have been freed
+        // or taken since by someone else: only a free or claimable one its own write left (or
+        // none) is gone by without a look. Tokens go on above any its client saw.
+        const view = this.#view(seen.current, false);
+        const trusted = (seen.written || seen.current === null) && view.claimable;
+        looksFirst = !trusted;
+        const floor =
+          view.token < seen.tokenFloor ? { token: seen.tokenFloor, belowFloor: true as const } : {};
+        const known = { ...view, ...floor, claimable: trusted };
+        this.#state = { ...this.#state, known };
+      }
+    }
     this.#started = true;
-    this.#feed({ type: 'start', now: this.#now() });
+    this.#feed(
+      looksFirst ? { type: 'timer', timer: 'retry', now: this.#now() } : { type: 'start', now: this.#now() },
+    );
     return this.#acquired.promise;
   }
 
@@ -149,15 +243,36 @@ export class WriterDriver {
     if (this.#attempt) return this.#attempt.promise;
     const attempt = deferred<AttemptResult>();
     this.#attempt = attempt;
-    if (this.#state.end !== null) {
-      this.#settleAttempt(this.#endedError(this.#state.end));
+    this.#claimUnknownThisTry = false;
+    this.check(); // a lease won meanwhile is looked at first: a suspend since may have ended it
+    const { end, goal, lease } = this.#state;
+    if (end !== null) {
+      this.#settleAttempt(this.#endedError(end));
+    } else if (goal.kind === 'hold' && lease) {
+      this.#settleAttempt({ token: lease.token }); // handed the lease meanwhile
     } else if (!this.#started) {
       this.acquire().catch(() => undefined);
+      // Something moved it before its first try (a hand-over that then failed): this try goes on.
+      if (this.#attempt && this.#retryOwed) {
+        this.#retryOwed = false;
+        this.#observe({ type: 'timer', timer: 'retry', now: this.#now() });
+      }
     } else {
       this.#retryOwed = false;
       this.#observe({ type: 'timer', timer: 'retry', now: this.#now() });
     }
     return attempt.promise;
+  }
+
+  /**
+   * A caller asks again (a release, an extend) while a write of unknown outcome waits to be
+   * looked at again: the writer looks now instead of at its retry time.
+   */
+  #lookNow(): void {
+    if (this.#state.end !== null || this.#state.pending?.status !== 'backoff') return;
+    this.#timers.get('retry')?.cancel();
+    this.#armedAt.delete('retry');
+    this.#observe({ type: 'timer', timer: 'retry', now: this.#now() });
   }
 
   /** What a caller waiting to acquire hears once the writer ended. */
@@ -187,7 +302,8 @@ export class WriterDriver {
    * its fencing token; rejects with LockNotHeldError when the entry is not there or moved on
    * before the renewal landed, with the store's LockStoreError when it refused the renewal.
    */
-  resume(current: VersionedRecord): Promise<number> {
+  resume(current: VersionedRecord, token?: number): Promise<number> {
+    const floor = this.options.seen?.()?.tokenFloor ?? 0;
     const { key, lockId } = this.options;
     const entry = holdersOf(current.record).find((holder) => holder.lockId === lockId);
     if (!entry) {
@@ -198,8 +314,10 @@ export class WriterDriver {
     this.#feed({
       type: 'resume',
       version,
-      token: entry.token,
+      // A handle's token above the entry's (passed on with no write since): the one it takes over.
+      token: token !== undefined && token > entry.token && token <= record.token ? token : entry.token,
       top: record.token,
+      floor,
       leaseMs: entry.leaseMs,
       now: this.#now(),
     });
@@ -225,6 +343,7 @@ export class WriterDriver {
   }
 
   #release(data: unknown, holdMs: number | undefined): Promise<void> {
+    this.#lookNow();
     const { goal, end } = this.#state;
     // The machine takes a release only from a holder (or a release under way): anything else
     // would never be answered.
@@ -248,13 +367,18 @@ export class WriterDriver {
    * Releases straight to `next`, a writer of this client waiting for the same key, in one write
    * (storing `data` when given): `next`'s acquire resolves once it landed. Rejects as release does.
    */
-  handOver(next: WriterDriver, data?: unknown): Promise<void> {
+  handOver(next: StoreLease, data?: unknown): Promise<void> {
     return this.#inTurn(() => this.#handOver(next, data));
   }
 
-  #handOver(next: WriterDriver, data: unknown): Promise<void> {
+  #handOver(next: StoreLease, data: unknown): Promise<void> {
     const { goal, end } = this.#state;
-    if (end !== null || goal.kind !== 'hold' || next.options.key !== this.options.key) {
+    if (
+      end !== null ||
+      goal.kind !== 'hold' ||
+      !(next instanceof WriterDriver) ||
+      next.options.key !== this.options.key
+    ) {
       return Promise.reject(
         new LockLostError(this.options.key, 'it was not held when handed over', { maybeApplied: false }),
       );
@@ -290,6 +414,7 @@ export class WriterDriver {
   }
 
   #change(leaseMs: number | null, data: unknown): Promise<void> {
+    this.#lookNow();
     const { goal, end } = this.#state;
     if (end !== null || goal.kind !== 'hold') {
       return Promise.reject(
@@ -317,6 +442,7 @@ export class WriterDriver {
   passLocally(leaseMs: number | null, context?: string): number | undefined {
     // A call of the caller still under way (an update) would otherwise apply to the next one's lease.
     if (this.#queued > 0) return undefined;
+    this.check(); // a suspend the clocks show ends the lease before it is passed on
     this.#passed = undefined;
     this.#feed({ type: 'pass', leaseMs, now: this.#now() });
     if (this.#passed !== undefined) this.#caller = { acquiredAt: this.options.time.now(), context };
@@ -331,7 +457,8 @@ export class WriterDriver {
   forceReleasing(): { end(): void } {
     this.#forcing++;
     this.#forceEpoch++;
-    this.#feed({ type: 'forceReleased', now: this.#now() });
+    // A writer that has not started sends nothing yet: the machine must not be moved to act.
+    if (this.#inPlay()) this.#feed({ type: 'forceReleased', now: this.#now() });
     let ended = false;
     return {
       end: () => {
@@ -342,9 +469,25 @@ export class WriterDriver {
         if (this.#forcing > 0 || this.#afterForce.length === 0) return;
         const held = this.#afterForce.map((event) => ({ ...event, now: this.#now() }));
         this.#afterForce = [];
-        this.#feed({ type: 'forceReleased', now: this.#now() }, ...held);
+        if (this.#inPlay()) this.#feed({ type: 'forceReleased', now: this.#now() }, ...held);
       },
     };
+  }
+
+  /**
+   * Its client saw `current` otherwise (another writer's write, a semaphore's other slot; or a
+   * read): the next write of this holder may build on it instead of the version its own last
+   * write left (which would fail), or it learns that someone took the key.
+   */
+  sawRecord(current: VersionedRecord): void {
+    if (this.#state.end !== null || this.#state.lease === null) return;
+    this.#feed({ type: 'seen', view: this.#view(current, false), now: this.#now() });
+  }
+
+  /** Whether the writer has started, or was handed a lease (or an acquisition to resume) without starting. */
+  #inPlay(): boolean {
+    const { seq, lease, known } = this.#state;
+    return this.#started || seq > 0 || lease !== null || known?.own !== undefined;
   }
 
   /** The caller stops waiting (or closes): whatever the writer may own is given back. */
@@ -404,11 +547,17 @@ export class WriterDriver {
   #suspended(): boolean {
     const { terms, lease, end } = this.#state;
     if (terms.leaseMs === null || end !== null) return false;
+    // Past the deadline by the monotonic clock too: a blocked event loop, not a suspend (the
+    // deadline ends the lease).
+    if (lease !== null && this.#now() >= effectiveDeadline(this.#state)) return false;
     const wall = this.options.time.now();
     const suspended =
       this.#suspend.unexplainedMs(wall, this.#now(), terms.leaseMs) !== undefined ||
       (lease !== null && wall >= (this.#storedExpiry(lease.version) ?? Number.POSITIVE_INFINITY));
-    if (suspended) this.#suspend.sent(wall, this.#now()); // the clocks agree again from here
+    if (suspended) {
+      this.#suspend.sent(wall, this.#now()); // the clocks agree again from here
+      this.#wasSuspended = true;
+    }
     return suspended;
   }
 
@@ -445,6 +594,12 @@ export class WriterDriver {
     if (known?.version) keep.add(known.version);
     if (lease) keep.add(lease.version);
     if (pending?.condition.kind === 'version') keep.add(pending.condition.version);
+    // Answers held back while a forceRelease is on its way: their records are fed later.
+    for (const event of this.#afterForce) {
+      if (event.type === 'written' && event.answer.kind === 'ok') keep.add(event.answer.version);
+      if (event.type === 'written' && event.answer.kind === 'conflict' && event.answer.view?.version)
+        keep.add(event.answer.view.version);
+    }
     for (const version of this.#records.keys()) {
       if (!keep.has(version)) this.#records.delete(version);
     }
@@ -456,12 +611,50 @@ export class WriterDriver {
         void this.#read(action.for);
         return;
       case 'write':
+        // A paced writer that must renew an entry of its own it does not trust (its claim landed
+        // too late, or overlapped a forceRelease here) ends its try there: it holds nothing its
+        // caller may use yet, and the caller's next try hears how the renewal went.
+        if (this.#attempt && this.#state.goal.kind === 'acquire' && action.intent.kind === 'renew') {
+          const version = action.condition.kind === 'version' ? action.condition.version : undefined;
+          this.#settleAttempt({ held: version ? (this.#records.get(version) ?? null) : null });
+        }
         void this.#write(action);
         return;
       case 'arm': {
+        const { goal, pending } = this.#state;
+        if (
+          action.timer === 'retry' &&
+          this.#attempt &&
+          goal.kind === 'acquire' &&
+          pending?.status === 'backoff'
+        ) {
+          // Its claim's outcome is still unknown and the store does not answer: the try says so
+          // (the writer goes on resolving it at its own pace; the caller decides whether to wait).
+          this.#settleAttempt(
+            this.#unknownError ??
+              this.#readError ??
+              new LockStoreError('The store did not answer.', { retryable: true, maybeApplied: true }),
+          );
+          this.#readError = undefined;
+        }
+        if (
+          action.timer === 'retry' &&
+          goal.kind === 'acquire' &&
+          goal.resuming &&
+          pending?.status === 'backoff'
+        ) {
+          // A resume whose renewal may have landed, and the look that would tell failed: its
+          // caller hears so now, and the writer gives back what it may have taken over.
+          this.#acquired.reject(
+            this.#unknownError ??
+              new LockStoreError('The store did not answer.', { retryable: true, maybeApplied: true }),
+          );
+          queueMicrotask(() => this.giveUp());
+        }
         if (action.timer === 'retry' && this.#waitsForCaller()) {
           // The try is over: say what it found; the caller's next try feeds the retry.
-          const error = this.#readError ?? (this.#state.pending ? this.#refused : undefined);
+          const unknown = this.#claimUnknownThisTry ? this.#unknownError : undefined;
+          const error = this.#readError ?? (this.#state.pending ? this.#refused : undefined) ?? unknown;
           this.#readError = undefined;
           this.#retryOwed = true;
           if (error) this.#settleAttempt(error);
@@ -471,12 +664,28 @@ export class WriterDriver {
           }
           return;
         }
-        this.#timers.get(action.timer)?.cancel();
-        const ms = Math.max(0, action.at - this.#now());
         const timer = action.timer;
+        const armedAt = this.#armedAt.get(timer);
+        // A renewal already due sooner is not put off: events in a row (local passes every
+        // millisecond) would otherwise keep pushing it to the retry time, and it would never run.
+        if (timer === 'renew' && armedAt !== undefined && armedAt <= action.at && armedAt > this.#now())
+          return;
+        this.#timers.get(timer)?.cancel();
+        // Never due (a fail-closed lease's deadline): no timer (Node would fire it at once).
+        if (!Number.isFinite(action.at)) {
+          this.#timers.delete(timer);
+          this.#armedAt.delete(timer);
+          return;
+        }
+        // Beyond what a Node timer holds: it fires at the limit, and the machine arms it again.
+        const ms = Math.min(Math.max(0, action.at - this.#now()), MAX_TIMER_MS);
+        this.#armedAt.set(timer, action.at);
         this.#timers.set(
           timer,
-          this.options.time.setTimer(() => this.#observe({ type: 'timer', timer, now: this.#now() }), ms),
+          this.options.time.setTimer(() => {
+            this.#armedAt.delete(timer);
+            this.#observe({ type: 'timer', timer, now: this.#now() });
+          }, ms),
         );
         return;
       }
@@ -484,23 +693,25 @@ export class WriterDriver {
         this.#acquired.resolve(action.token);
         this.#settleAttempt({ token: action.token });
         return;
-      case 'lost':
-        this.#lost.abort(
+      case 'lost': {
+        const { key, lockId } = this.options;
+        const version = this.#state.known?.version;
+        const record =
+          version === null ? null : version === undefined ? undefined : this.#records.get(version);
+        const error =
           action.why === 'expired'
-            ? new LockLostError(this.options.key, 'its lease ended before it could be renewed', {
-                reason: 'expired',
-              })
-            : new LockLostError(this.options.key, 'the record moved on without it (freed or taken over)', {
-                reason: 'taken',
-              }),
-        );
+            ? lossError(key, lockId, { why: 'expired', suspended: this.#wasSuspended })
+            : lossError(key, lockId, { why: 'taken', record });
+        this.#lost.abort(error);
+        this.#watcher?.lost(error);
         return;
+      }
       case 'extended':
         this.#takeChange()?.resolve();
-        this.options.onRenewed?.();
+        this.#tellRenewed();
         return;
       case 'renewed':
-        this.options.onRenewed?.();
+        this.#tellRenewed();
         return;
       case 'passed':
         this.#passed = action.token;
@@ -514,14 +725,25 @@ export class WriterDriver {
         if (action.op === 'extend') {
           const { key } = this.options;
           this.#takeChange()?.reject(
-            action.why === 'lost'
-              ? new LockLostError(key, 'its lease ended before the change was confirmed', {
-                  maybeApplied: action.maybeApplied,
-                })
-              : new LockStoreError(`The store refused to renew lock "${key}"; it is still held as before.`, {
-                  retryable: true,
-                  reason: 'unavailable',
-                }),
+            action.why === 'unknown'
+              ? this.#unknownError instanceof LockStoreError && this.#unknownError.maybeApplied
+                ? this.#unknownError
+                : new LockStoreError(
+                    `The store did not say whether the change to lock "${key}" landed; the lock is still held, and trusted only as long as the shorter of the two leases.`,
+                    { retryable: true, maybeApplied: true, reason: 'unavailable' },
+                  )
+              : action.why === 'lost'
+                ? new LockLostError(key, 'its lease ended before the change was confirmed', {
+                    maybeApplied: action.maybeApplied,
+                  })
+                : (this.#refused ??
+                  new LockStoreError(
+                    `The store refused to renew lock "${key}"; it is still held as before.`,
+                    {
+                      retryable: true,
+                      reason: 'unavailable',
+                    },
+                  )),
           );
           return;
         }
@@ -535,13 +757,14 @@ export class WriterDriver {
                   `The store did not say whether lock "${this.options.key}" was released; it is settled in the background (release again to wait for it).`,
                   { retryable: true, maybeApplied: true, reason: 'unavailable' },
                 )
-              : new LockStoreError(
+              : (this.#refused ??
+                new LockStoreError(
                   `The store refused to release lock "${this.options.key}"; it is still held.`,
                   {
                     retryable: true,
                     reason: 'unavailable',
                   },
-                );
+                ));
         for (const released of this.#takeReleases()) released.reject(error);
         return;
       }
@@ -550,15 +773,26 @@ export class WriterDriver {
         if (next?.options.writer !== action.to)
           throw new Error('WriterDriver: a hand-over to a writer it never named');
         // The waiter takes the lease as the hand-over wrote it; one that gave up meanwhile gives it back.
-        const { version, token, top, leaseMs, sentAt } = action;
+        const { version, token, top, leaseMs, sentAt, distrusted } = action;
         // The record the hand-over wrote: the waiter's next write is built on it.
         const record = this.#records.get(version);
         if (record) next.#records.set(version, record);
-        next.#feed({ type: 'handedOver', version, token, top, leaseMs, sentAt, now: this.#now() });
+        const now = this.#now();
+        next.#feed({
+          type: 'handedOver',
+          version,
+          token,
+          top,
+          leaseMs,
+          sentAt,
+          now,
+          ...(distrusted ? { distrusted } : {}),
+        });
         return;
       }
       case 'ended':
         for (const timer of this.#timers.values()) timer.cancel();
+        this.#armedAt.clear();
         this.#settleAttempt(this.#endedError(action.end));
         this.#acquired.reject(this.#endedError(action.end));
         this.#ended.resolve(action.end);
@@ -566,8 +800,14 @@ export class WriterDriver {
           released.reject(new LockLostError(this.options.key, `the lease ended (${action.end})`));
         }
         this.#takeChange()?.reject(new LockLostError(this.options.key, `the lease ended (${action.end})`));
+        this.#watcher?.ended(action.end);
         return;
     }
+  }
+
+  #tellRenewed(): void {
+    this.options.onRenewed?.();
+    this.#watcher?.renewed();
   }
 
   #takeReleases() {
@@ -576,8 +816,9 @@ export class WriterDriver {
     return releases;
   }
 
-  #view(current: VersionedRecord | null) {
+  #view(current: VersionedRecord | null, fromStore = true) {
     if (current) this.#records.set(current.version, current);
+    if (fromStore) this.options.onSeen?.(current, false);
     const claimable = current === null || this.#claimable(current);
     return writerView(current, this.options.writer, this.options.lockId, claimable);
   }
@@ -608,16 +849,20 @@ export class WriterDriver {
     try {
       current = await this.options.store.read(this.options.key);
     } catch (error) {
-      if (forSeq === 0 && this.options.pacedByCaller) this.#readError = error;
-      this.#observe({ type: 'readFailed', for: forSeq, now: this.#now() });
+      if (this.options.pacedByCaller) this.#readError = error;
       // No retry reads a corrupted record (or gets past a store's own bug): the waiting caller
       // hears why, as today's acquire does, instead of waiting forever.
       if (!(error instanceof LockStoreError) && this.#state.goal.kind === 'acquire') {
+        this.#settleAttempt(error);
         this.#acquired.reject(error);
+        this.#observe({ type: 'readFailed', for: forSeq, now: this.#now() });
         this.giveUp();
+        return;
       }
+      this.#observe({ type: 'readFailed', for: forSeq, now: this.#now() });
       return;
     }
+    this.#readError = undefined;
     this.#observe({ type: 'read', for: forSeq, view: this.#view(current), now: this.#now() });
   }
 
@@ -626,6 +871,7 @@ export class WriterDriver {
     if (condition.kind === 'claimable') return this.#claimInOneRequest(seq, condition.version);
     const base = condition.kind === 'absent' ? null : this.#records.get(condition.version);
     if (base === undefined) throw new Error('WriterDriver: a write on a version it never saw');
+    if (intent.kind === 'claim') this.#claimSent(seq);
     const { terms, lockId, limit } = this.options;
     const leaseMs = intent.kind === 'renew' || intent.kind === 'handOver' ? intent.leaseMs : terms.leaseMs;
     // A hand-over writes the waiter's holder entry: its acquisition, with the lease it takes.
@@ -633,7 +879,7 @@ export class WriterDriver {
     const holder =
       intent.kind === 'handOver' && next
         ? this.#holder(leaseMs, next.lockId, { acquiredAt: this.options.time.now(), context: next.context })
-        : this.#holder(leaseMs);
+        : this.#holder(leaseMs, this.options.lockId, this.#caller, intent.kind === 'claim');
     const live = base && limit > 1 ? this.#live(base) : undefined;
     const write = { writeId: writeIdOf(this.options.writer, seq), lockId, limit, holder, live };
     const record = recordFor(base?.record ?? null, intent, write);
@@ -663,11 +909,20 @@ export class WriterDriver {
     try {
       const outcome = await send();
       if (outcome.ok) {
-        this.#records.set(outcome.version, { version: outcome.version, record: outcome.record });
+        const written = { version: outcome.version, record: outcome.record };
+        this.#records.set(outcome.version, written);
+        this.options.onSeen?.(written, true);
         const { version, record } = outcome;
         return { kind: 'ok', version, token: tokenOf(record, this.options.lockId), top: record.token };
       }
-      if (outcome.maybeApplied) return { kind: 'unknown' };
+      if (outcome.maybeApplied) {
+        this.#unknownError = new LockStoreError('The store did not say whether the write landed.', {
+          retryable: true,
+          maybeApplied: true,
+          reason: 'unavailable',
+        });
+        return { kind: 'unknown' };
+      }
       if (outcome.current === undefined) return { kind: 'conflict' };
       return { kind: 'conflict', view: this.#view(outcome.current) };
     } catch (error) {
@@ -675,8 +930,16 @@ export class WriterDriver {
         this.#refused = error;
         return { kind: 'refused' };
       }
+      this.#unknownError = error;
       return { kind: 'unknown' };
     }
+  }
+
+  /** A claim is sent: the acquisition begins now, as its entry says (a copy sent again keeps the first time). */
+  #claimSent(seq: number): void {
+    if (this.#state.lease !== null || this.#claimSeq === seq) return;
+    this.#claimSeq = seq;
+    this.#caller = { acquiredAt: this.options.time.now(), context: this.options.context };
   }
 
   /**
@@ -687,9 +950,12 @@ export class WriterDriver {
     leaseMs: number | null,
     lockId = this.options.lockId,
     caller = this.#caller ?? { acquiredAt: this.options.time.now(), context: this.options.context },
+    claim = false,
   ): LeaseHolder {
     const { time, owner } = this.options;
-    const now = time.now();
+    // A claim's lease counts from its acquisition, to the millisecond: what a caller sized it to
+    // (a Lambda's time left) is what the store keeps; a hand-over's from the same reading too.
+    const now = claim || lockId !== this.options.lockId ? caller.acquiredAt : time.now();
     const expiresAt = storedExpiry({ mode: this.options.clockMode ?? 'trusted' }, now, leaseMs);
     const holder: LeaseHolder = {
       owner,
@@ -713,19 +979,28 @@ export class WriterDriver {
     const claim = store.claim?.bind(store);
     if (!claim || terms.leaseMs === null)
       throw new Error('WriterDriver: no one-request claim for this writer');
-    const holder = this.#holder(terms.leaseMs);
+    this.#claimSent(seq);
+    const holder = this.#holder(terms.leaseMs, lockId, this.#caller, true);
     const writeId = writeIdOf(this.options.writer, seq);
     const record = recordFor(null, { kind: 'claim', token: 0 }, { writeId, lockId, limit: 1, holder });
-    const request: ClaimRequest = {
-      record,
-      expiredBefore: holder.acquiredAt - (this.options.toleranceMs ?? 0),
-    };
+    // On untrusted clocks a stored expiry means nothing here: only free, or the version seen
+    // unchanged for a lease. On trusted ones, also a lease that ended before this holder's start.
+    const request: ClaimRequest =
+      (this.options.clockMode ?? 'trusted') === 'trusted'
+        ? { record, expiredBefore: holder.acquiredAt - (this.options.toleranceMs ?? 0) }
+        : { record };
     if (version !== null) request.version = version;
     const floor = this.#state.known?.token ?? 0;
     if (floor > 0) request.tokenFloor = floor;
     this.#suspend.sent(this.options.time.now(), this.#now());
     this.#sentEpoch = this.#forceEpoch;
     const answer = await this.#answerOf(() => claim(key, request));
+    // Its condition is a state, not a version: a copy of it may still land after the writer
+    // ended, whatever a read shows now (the engine watches for it a while, and gives it back).
+    if (answer.kind === 'unknown') {
+      this.#claimMayLandLate = true;
+      this.#claimUnknownThisTry = true;
+    }
     this.#observe({ type: 'written', seq, answer, now: this.#now() });
   }
 }
@@ -735,12 +1010,5 @@ function tokenOf(record: LockRecord, lockId: string): number {
   return holdersOf(record).find((entry) => entry.lockId === lockId)?.token ?? record.token;
 }
 
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((yes, no) => {
-    resolve = yes;
-    reject = no;
-  });
-  return { promise, resolve, reject };
-}
+/** The longest delay a Node timer holds (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;

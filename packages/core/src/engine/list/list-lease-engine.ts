@@ -15,9 +15,11 @@ import {
   type Contender,
   type EngineEnvironment,
   type LeaseEngine,
+  type LeaseRequest,
   type LeaseState,
   LIST_READS_AT_ONCE,
   type ListedLock,
+  type ResumedLease,
 } from '../lease-engine.js';
 import { ContenderRecords, type Listing, toRecord } from './contender-records.js';
 import { LeftoverObjects } from './leftover-objects.js';
@@ -31,6 +33,7 @@ import {
   latestObjectKey,
   parseEntry,
 } from './list-entries.js';
+import { ListLease } from './list-lease.js';
 import { WithdrawnContenders } from './withdrawn-contenders.js';
 
 export const LIST_DATA_REFUSED =
@@ -381,6 +384,41 @@ export class ListLeaseEngine implements LeaseEngine {
 
   private async deleteLeftOut(key: string, listing: Listing): Promise<void> {
     if (listing.leftOut.length > 0) await this.leftovers.deleteQuietly(key, listing.leftOut);
+  }
+
+  newLease(request: LeaseRequest): ListLease {
+    return new ListLease(this, request);
+  }
+
+  beforeClaim(): undefined {
+    // Nothing to check first: the strategy's store check is verifyStore's.
+    return undefined;
+  }
+
+  checkHeld(): void {
+    // Only plain locks: nothing held here can be of another limit.
+  }
+
+  resume(): Promise<ResumedLease> {
+    return Promise.reject(new Error('unreachable: checkResume() refuses a resume first'));
+  }
+
+  async releaseByHandle(
+    key: string,
+    lockId: string,
+    _token: number,
+    data?: { value: unknown },
+  ): Promise<void> {
+    if (data) this.checkData();
+    const lease = await this.leaseFromHandle(key, lockId);
+    try {
+      await this.release(lease);
+    } catch (error) {
+      // A loss that may have stored the data says so; otherwise nothing was written.
+      if (error instanceof LockLostError && !error.maybeApplied)
+        throw new LockNotHeldError(key, error.message);
+      throw error;
+    }
   }
 
   async leaseFromHandle(key: string, lockId: string): Promise<LeaseState> {

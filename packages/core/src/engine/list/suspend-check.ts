@@ -1,5 +1,5 @@
-import { SuspendWatch } from '../engine/cas/suspend-watch.js';
-import type { LeaseState } from '../engine/lease-engine.js';
+import { SuspendWatch } from '../cas/suspend-watch.js';
+import type { LeaseState } from '../lease-engine.js';
 
 /**
  * Tells a lease that may have run out although the monotonic clock says it has not.

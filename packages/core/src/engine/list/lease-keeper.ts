@@ -1,7 +1,8 @@
-import type { LeaseEngine, LeaseState } from '../engine/lease-engine.js';
-import { isUnknownOutcome, LockError, LockLostError, LockStoreError } from '../shared/errors.js';
-import type { ScheduledTimer, Scheduler } from '../shared/scheduler.js';
+import { isUnknownOutcome, LockError, LockLostError, LockStoreError } from '../../shared/errors.js';
+import type { ScheduledTimer, Scheduler } from '../../shared/scheduler.js';
+import type { LeaseState } from '../lease-engine.js';
 import { lossDeadline } from './lease-deadline.js';
+import type { ListLeaseEngine } from './list-lease-engine.js';
 import { SuspendCheck } from './suspend-check.js';
 
 /** What the keeper learned about the lease: renewed (trusted anew), unknown (a write's outcome), lost. */
@@ -60,7 +61,7 @@ export class LeaseKeeper {
   constructor(
     private readonly lock: KeptLock,
     private readonly lease: LeaseState,
-    private readonly engine: LeaseEngine,
+    private readonly engine: ListLeaseEngine,
     /** Set when the lease comes from another lock of this client, which trusted it until then. */
     inheritedDeadline?: number,
   ) {

@@ -1,5 +1,5 @@
-import type { LeaseState } from '../engine/lease-engine.js';
-import type { Scheduler } from '../shared/scheduler.js';
+import type { Scheduler } from '../../shared/scheduler.js';
+import type { LeaseState } from '../lease-engine.js';
 import { SuspendCheck } from './suspend-check.js';
 
 /**
