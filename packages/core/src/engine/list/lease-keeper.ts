@@ -2,7 +2,7 @@ import { isUnknownOutcome, LockError, LockLostError, LockStoreError } from '../.
 import type { ScheduledTimer, Scheduler } from '../../shared/scheduler.js';
 import type { LeaseState } from '../lease-engine.js';
 import { lossDeadline } from './lease-deadline.js';
-import type { ListLeaseEngine } from './list-lease-engine.js';
+import type { ListLeaseOps } from './list-lease-ops.js';
 import { SuspendCheck } from './suspend-check.js';
 
 /** What the keeper learned about the lease: renewed (trusted anew), unknown (a write's outcome), lost. */
@@ -61,7 +61,7 @@ export class LeaseKeeper {
   constructor(
     private readonly lock: KeptLock,
     private readonly lease: LeaseState,
-    private readonly engine: ListLeaseEngine,
+    private readonly engine: ListLeaseOps,
     /** Set when the lease comes from another lock of this client, which trusted it until then. */
     inheritedDeadline?: number,
   ) {

@@ -34,6 +34,7 @@ import {
   parseEntry,
 } from './list-entries.js';
 import { ListLease } from './list-lease.js';
+import type { ListLeaseOps } from './list-lease-ops.js';
 import { WithdrawnContenders } from './withdrawn-contenders.js';
 
 export const LIST_DATA_REFUSED =
@@ -51,7 +52,7 @@ export const LIST_DATA_REFUSED =
  * `settleMs` is withdrawn, and a contender lists only once `created + settleMs` (plus the clock
  * tolerance) has passed: by then every object that could sort before it is visible.
  */
-export class ListLeaseEngine implements LeaseEngine {
+export class ListLeaseEngine implements LeaseEngine, ListLeaseOps {
   readonly kind = 's3-list';
   readonly clock: EngineEnvironment['clock'];
   readonly retry: EngineEnvironment['retry'];

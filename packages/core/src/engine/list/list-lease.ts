@@ -13,7 +13,7 @@ import {
 import type { AttemptResult, LeaseEnd, LeaseWatcher, StoreLease } from '../store-lease.js';
 import { arrivedInTime } from './lease-deadline.js';
 import { type KeepingTerms, LeaseKeeper } from './lease-keeper.js';
-import type { ListLeaseEngine } from './list-lease-engine.js';
+import type { ListLeaseOps } from './list-lease-ops.js';
 
 /**
  * The store lease of the S3 list strategy: one acquisition, claimed by its engine (a contender
@@ -41,7 +41,7 @@ export class ListLease implements StoreLease {
   #forceEpoch = 0;
 
   constructor(
-    private readonly engine: ListLeaseEngine,
+    private readonly engine: ListLeaseOps,
     request: LeaseRequest,
   ) {
     this.key = request.key;
@@ -99,7 +99,7 @@ export class ListLease implements StoreLease {
     const token = this.heldToken;
     if (token !== undefined) return { token };
     const epoch = this.#forceEpoch;
-    let result: Awaited<ReturnType<ListLeaseEngine['claim']>>;
+    let result: Awaited<ReturnType<ListLeaseOps['claim']>>;
     try {
       result = await this.engine.claim(this.key, this.#contender);
     } catch (error) {
