@@ -1,9 +1,10 @@
-import { inspectLock, type Lock, type LockInspection } from '../src/client/lock.js';
+import type { Lock, LockInspection } from '../src/client/lock.js';
 import type { LockRecord, SlotHolder } from '../src/contract/lock-record.js';
 import { RESERVED_TOKENS } from '../src/engine/cas/local-pass.js';
 import { holdersOf, isSemaphore, limitOf } from '../src/engine/cas/slot-records.js';
 import { LockError, LockLostError, LockStoreError } from '../src/shared/errors.js';
 import type { AppliedWrite } from './backend.js';
+import { lockView } from './core-build.js';
 import { FencedResource } from './fenced-resource.js';
 import type { SimProcess } from './sim-scheduler.js';
 import type { World } from './world.js';
@@ -200,9 +201,10 @@ export class Checker {
       startFloor?: number;
     },
   ): HandedLock {
-    const lockId = lock.lease.lockId;
+    const view = lockView(lock);
+    const lockId = view.lockId;
     const token = lock.fencingToken;
-    const leaseMs = lock.lease.record?.holder?.leaseMs ?? 0;
+    const leaseMs = view.storedLeaseMs;
     const entry: HandedLock = {
       seq: this.seq++,
       lock,
@@ -571,7 +573,7 @@ export class Checker {
       if (old?.writeId === holder.writeId) continue; // untouched by this write
       const lost = this.byLockId
         .get(holder.lockId)
-        ?.find((entry) => lockState(entry.lock) === 'lost' && entry.lock.lease.wrote(holder.writeId));
+        ?.find((entry) => lockState(entry.lock) === 'lost' && lockView(entry.lock).wrote(holder.writeId));
       if (!lost) continue;
       const landedAt = this.world.now;
       const process = lost.client.process;
@@ -618,7 +620,7 @@ export class Checker {
   private isOwnWrite(lockId: string, writeId: string): boolean {
     const entries = this.byLockId.get(lockId);
     if (!entries) return false;
-    for (const entry of entries) if (entry.lock.lease.wrote(writeId)) return true;
+    for (const entry of entries) if (lockView(entry.lock).wrote(writeId)) return true;
     return false;
   }
 
@@ -799,7 +801,7 @@ export class Checker {
     const timeouts = 2 * this.settings.requestTimeoutMs;
     // The lock's settings as they are now: extend() may have turned a fail-closed lock into a
     // renewed one, or the other way round.
-    const live = inspectLock(entry.lock);
+    const live = lockView(entry.lock);
     const failClosed = !Number.isFinite(live.leaseMs);
     const leaseMs = Math.max(entry.leaseMs, failClosed ? 0 : live.leaseMs);
     const heartbeatMs = live.heartbeatMs;
@@ -922,12 +924,12 @@ export function stillHeldState(lock: Lock<unknown>): boolean {
 }
 
 function lockState(lock: Lock<unknown>): LockInspection['phase'] {
-  return inspectLock(lock).phase;
+  return lockView(lock).phase;
 }
 
 /** Its release failed and is retried in the background (core's own internal view). */
 function releasePending(lock: Lock<unknown>): boolean {
-  return inspectLock(lock).releasePending;
+  return lockView(lock).releasePending;
 }
 
 function dataId(data: unknown): number {

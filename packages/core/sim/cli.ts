@@ -1,13 +1,17 @@
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { addBuild, type CoreBuild } from './core-build.js';
+import { loadReleasedBuild } from './released-build.js';
 import { reportUnhandled, runSeed, type SeedResult } from './run-seed.js';
 import { addStats, emptyStats, type SimStats, totalOps } from './stats.js';
 
 /**
  * `pnpm sim [--seeds N] [--from F] [--explore N] [--explore-from F] [--seed S] [--minutes M]
- *   [--workers W] [--ci] [--trace] [--json] [--keep-going] [--skip FILE] [--ignore REGEX]`
+ *   [--workers W] [--ci] [--trace] [--json] [--keep-going] [--skip FILE] [--ignore REGEX]
+ *   [--released DIR]`
  * (see sim/README.md)
  *
  * Runs seeds until one fails (then prints the violation, a one-line replay command and the
@@ -50,6 +54,8 @@ interface Args {
   skip: string | undefined;
   /** Regular expression: violations it matches ("check: message") are counted and passed over. */
   ignore: string | undefined;
+  /** A released core's compiled `src` (sim/build-released.mjs) to run beside this checkout's. */
+  released: string | undefined;
   worker: boolean;
   stride: number;
   offset: number;
@@ -71,6 +77,7 @@ function parseArgs(argv: string[]): Args {
     keepGoing: false,
     skip: undefined,
     ignore: undefined,
+    released: undefined,
     worker: false,
     stride: 1,
     offset: 0,
@@ -141,12 +148,15 @@ function parseArgs(argv: string[]): Args {
       case '--offset':
         args.offset = Math.floor(number(flag, value()));
         break;
+      case '--released':
+        args.released = value();
+        break;
       case '--':
         break;
       default:
         console.error(`sim: unknown argument ${arg}`);
         console.error(
-          'usage: pnpm sim [--seeds N] [--from F] [--explore N] [--explore-from F] [--list S,S] [--seed S] [--minutes M] [--workers W] [--ci] [--trace] [--json] [--keep-going] [--skip FILE] [--ignore REGEX]',
+          'usage: pnpm sim [--seeds N] [--from F] [--explore N] [--explore-from F] [--list S,S] [--seed S] [--minutes M] [--workers W] [--ci] [--trace] [--json] [--keep-going] [--skip FILE] [--ignore REGEX] [--released DIR]',
         );
         process.exit(2);
     }
@@ -212,10 +222,10 @@ interface Failure {
 }
 
 /** The violation report: what failed, how to replay it, and the trace that led there. */
-function report(result: SeedResult, minutes: number): string {
+function report(result: SeedResult, minutes: number, released?: string): string {
   const v = result.violation!;
   const c = result.config;
-  const replay = `pnpm sim --seed ${result.seed}${minutes === CI_MINUTES ? '' : ` --minutes ${minutes}`}`;
+  const replay = `pnpm sim --seed ${result.seed}${minutes === CI_MINUTES ? '' : ` --minutes ${minutes}`}${released ? ` --released ${released}` : ''}`;
   const lines = [
     '',
     `VIOLATION in seed ${result.seed}: ${v.check}`,
@@ -255,6 +265,9 @@ function summary(stats: SimStats, wallMs: number, workers: number): string {
     `exclusion looked at:    ${Object.entries(stats.seen)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,
+    ...(Object.keys(stats.handedByBuild).length > 1
+      ? [`locks handed, by core:  ${byKind(stats.handedByBuild)}`]
+      : []),
     `checks made:            ${stats.checks}${stats.ignored ? ` (${stats.ignored} violations passed over by --ignore)` : ''}`,
     `events run:             ${stats.steps}`,
     `simulated time:         ${(stats.simulatedMs / 60_000).toFixed(1)} min`,
@@ -262,14 +275,32 @@ function summary(stats: SimStats, wallMs: number, workers: number): string {
   ].join('\n');
 }
 
+/** The name of a released build: its commit, the directory above its `dist`. */
+function releasedName(dir: string): string {
+  return basename(dirname(resolve(dir)));
+}
+
+let loaded: CoreBuild | undefined;
+
+/** The released build of `--released`, loaded once and known to the checks from then on. */
+async function releasedBuild(args: Args): Promise<CoreBuild | undefined> {
+  if (args.released === undefined) return undefined;
+  if (!loaded) {
+    loaded = await loadReleasedBuild(args.released, releasedName(args.released));
+    addBuild(loaded);
+  }
+  return loaded;
+}
+
 /** Runs this process's share of seeds; `onSeed` gets each result; stops at the first violation. */
 async function runSeeds(args: Args, onSeed: (result: SeedResult) => void): Promise<SeedResult | undefined> {
+  const released = await releasedBuild(args);
   const skip = new Set<number>(args.skip ? JSON.parse(readFileSync(args.skip, 'utf8')) : []);
   const seeds = seedList(args);
   for (let i = args.offset; i < seeds.length; i += args.stride) {
     const seed = seeds[i]!;
     if (skip.has(seed)) continue;
-    const result = await runSeed(seed, { minutes: args.minutes, ignore: ignoreOf(args) });
+    const result = await runSeed(seed, { minutes: args.minutes, ignore: ignoreOf(args), released });
     onSeed(result);
     if (result.violation && args.keepGoing) {
       console.log(`seed ${result.seed}: ${result.violation.check}: ${result.violation.message}`);
@@ -298,7 +329,7 @@ async function main(): Promise<void> {
           seed: result.seed,
           check: result.violation.check,
           message: result.violation.message,
-          report: report(result, args.minutes),
+          report: report(result, args.minutes, args.released),
         });
       }
     });
@@ -310,12 +341,13 @@ async function main(): Promise<void> {
   if (args.seed !== undefined) {
     const result = await runSeed(args.seed, {
       minutes: args.minutes,
+      released: await releasedBuild(args),
       ignore: ignoreOf(args),
       hashTrace: true,
       ...(args.trace ? { echo: (line: string) => console.log(line) } : {}),
     });
     const wallMs = performance.now() - started;
-    if (result.violation) console.log(report(result, args.minutes));
+    if (result.violation) console.log(report(result, args.minutes, args.released));
     console.log(summary(result.stats, wallMs, 1));
     console.log(`trace:                  ${result.trace.size} entries, hash ${result.trace.hash}`);
     if (args.json) console.log(JSON.stringify(jsonSummary(result.stats, wallMs, result)));
@@ -336,7 +368,11 @@ async function main(): Promise<void> {
   if (workers === 1) {
     const failed = await runSeeds(args, (result) => addStats(total, result.stats));
     if (failed)
-      failure = { seed: failed.seed, check: failed.violation!.check, report: report(failed, args.minutes) };
+      failure = {
+        seed: failed.seed,
+        check: failed.violation!.check,
+        report: report(failed, args.minutes, args.released),
+      };
   } else {
     failure = await runWorkers(args, workers, total);
   }
@@ -345,6 +381,15 @@ async function main(): Promise<void> {
   console.log(summary(total, wallMs, workers));
   const ops = totalOps(total);
   let code = failure ? 1 : 0;
+  if (args.released && !failure) {
+    const missing = ['current', releasedName(args.released)].filter((name) => !total.handedByBuild[name]);
+    if (missing.length > 0) {
+      console.log(
+        `sim: a mixed-version run in which no lock of ${missing.join(' or ')} core reached user code`,
+      );
+      code = 1;
+    }
+  }
   if (args.ci && !failure && ops < CI_MIN_OPS) {
     console.log(
       `sim: the CI budget covered ${ops} lock operations, fewer than ${CI_MIN_OPS}: raise CI_SEEDS in sim/cli.ts`,
@@ -392,6 +437,7 @@ function runWorkers(args: Args, workers: number, total: SimStats): Promise<Failu
           ...(args.keepGoing ? ['--keep-going'] : []),
           ...(args.skip ? [`--skip=${args.skip}`] : []),
           ...(args.ignore ? [`--ignore=${args.ignore}`] : []),
+          ...(args.released ? [`--released=${args.released}`] : []),
         ],
         { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
       );

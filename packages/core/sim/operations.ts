@@ -1,5 +1,5 @@
 import type { Campaign } from '../src/client/campaign.js';
-import { inspectLock, type Lock } from '../src/client/lock.js';
+import type { Lock } from '../src/client/lock.js';
 import type { AcquireOptions } from '../src/client/lock-options.js';
 import type { LockSet } from '../src/client/lock-set.js';
 import { LockConfigError, LockStoreError } from '../src/shared/errors.js';
@@ -12,6 +12,7 @@ import {
   type HandedVia,
 } from './checkers.js';
 import type { RunConfig } from './config.js';
+import { buildName, lockView } from './core-build.js';
 import type { Rng } from './rng.js';
 import type { PendingCall, SimClient } from './sim-client.js';
 import { bump, type SimStats } from './stats.js';
@@ -500,8 +501,9 @@ export class Workload {
     options: AcquireOptions,
     when: { resumeStartedAt?: number; startFloor?: number } = {},
   ): HandedLock {
+    bump(this.run.stats.handedByBuild, buildName(lock));
     const entry = this.run.checker.handed(lock, client, via, {
-      heartbeatMs: inspectLock(lock).heartbeatMs,
+      heartbeatMs: lockView(lock).heartbeatMs,
       lockAtLeast: options.lockAtLeastMs !== undefined,
       ...when,
     });

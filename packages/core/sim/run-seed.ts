@@ -2,6 +2,7 @@ import { holdersOf } from '../src/engine/cas/slot-records.js';
 import { type AppliedWrite, SimBackend } from './backend.js';
 import { Checker, type Violation } from './checkers.js';
 import { makeRunConfig, type RunConfig } from './config.js';
+import { type CoreBuild, currentBuild } from './core-build.js';
 import { HolderWrites } from './holder-writes.js';
 import { type RunContext, Workload } from './operations.js';
 import type { Rng } from './rng.js';
@@ -23,6 +24,12 @@ export interface SeedOptions {
   traceCapacity?: number;
   /** Violations to count and pass over (see CheckerSettings.ignore). */
   ignore?: RegExp | undefined;
+  /**
+   * A released build of core to run beside this checkout's (a mixed-version rollout): client
+   * slot 0 starts on it, slot 1 on the current build, every other incarnation (restarts too,
+   * so upgrades and rollbacks) on either, drawn from its own stream.
+   */
+  released?: CoreBuild | undefined;
 }
 
 export interface SeedResult {
@@ -91,6 +98,12 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
 
   const clients: SimClient[] = [];
   const incarnations = new Map<string, SimClient>();
+  const buildOf = (slot: number, incarnation: number, id: string): CoreBuild => {
+    const released = options.released;
+    if (!released) return currentBuild;
+    if (incarnation === 0 && slot <= 1) return slot === 0 ? released : currentBuild;
+    return world.stream(`build:${id}`).chance(0.5) ? released : currentBuild;
+  };
   const spawn = (slot: number, incarnation: number): SimClient => {
     const slotConfig = config.clients[slot]!;
     const id = `c${slot}.${incarnation}`;
@@ -113,17 +126,19 @@ export async function runSeed(seed: number, options: SeedOptions): Promise<SeedR
       stats,
       trace,
     );
+    const build = buildOf(slot, incarnation, id);
     const client = new SimClient(
       slot,
       incarnation,
       slotConfig,
       process,
       network,
-      makeLockClient(slotConfig, process, network),
+      makeLockClient(build, slotConfig, process, network),
     );
     clients[slot] = client;
     incarnations.set(id, client);
-    trace.add(world.now, id, '-', `starts (${slotConfig.clockMode}, lease ${slotConfig.leaseMs})`);
+    const on = build === currentBuild ? '' : `, ${build.name} core`;
+    trace.add(world.now, id, '-', `starts (${slotConfig.clockMode}, lease ${slotConfig.leaseMs}${on})`);
     return client;
   };
   for (let slot = 0; slot < config.clients.length; slot++) spawn(slot, 0);

@@ -1,9 +1,10 @@
 import type { Campaign } from '../src/client/campaign.js';
 import type { Lock } from '../src/client/lock.js';
-import { LockClient } from '../src/client/lock-client.js';
+import type { LockClient } from '../src/client/lock-client.js';
 import type { AcquireOptions } from '../src/client/lock-options.js';
 import type { ClientInfo } from './checkers.js';
 import type { ClientSlotConfig } from './config.js';
+import type { CoreBuild } from './core-build.js';
 import type { SimNetwork } from './sim-network-store.js';
 import type { SimProcess } from './sim-scheduler.js';
 
@@ -84,13 +85,14 @@ export class SimClient implements ClientInfo {
   }
 }
 
-/** The LockClient of a slot's incarnation, configured as the slot says. */
+/** The LockClient of a slot's incarnation, of the given build of core, configured as the slot says. */
 export function makeLockClient(
+  build: CoreBuild,
   config: ClientSlotConfig,
   process: SimProcess,
   network: SimNetwork,
 ): LockClient {
-  return new LockClient({
+  return build.makeClient({
     store: network.store,
     owner: process.id,
     leaseMs: config.leaseMs,

@@ -29,6 +29,8 @@ export interface SimStats {
    * holders of each counted after a step (the vacuity guard fails a seed that saw none).
    */
   seen: Record<string, number>;
+  /** Locks handed to user code by each build of core (a mixed-version run has two). */
+  handedByBuild: Record<string, number>;
 }
 
 export function emptyStats(): SimStats {
@@ -44,6 +46,7 @@ export function emptyStats(): SimStats {
     ignored: 0,
     coverage: {},
     seen: {},
+    handedByBuild: {},
   };
 }
 
@@ -63,6 +66,7 @@ export function addStats(into: SimStats, from: SimStats): void {
   into.ignored += from.ignored;
   for (const [k, v] of Object.entries(from.coverage ?? {})) bump(into.coverage, k, v);
   for (const [k, v] of Object.entries(from.seen ?? {})) bump(into.seen, k, v);
+  for (const [k, v] of Object.entries(from.handedByBuild ?? {})) bump(into.handedByBuild, k, v);
 }
 
 export function totalOps(stats: SimStats): number {

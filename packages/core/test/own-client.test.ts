@@ -124,6 +124,21 @@ describe('forceRelease in the holder’s own client', () => {
     expect(held(other ?? undefined)).toBe(true);
   });
 
+  test('that the store refused keeps giving a fail-closed lock it ended back until the store answers', async () => {
+    const s = scriptedClients();
+    const unsettled: string[] = [];
+    const a = s.client({ onEvent: (event) => event.type === 'unsettled' && unsettled.push(event.key) });
+    const lock = await a.acquire('k', { leaseMs: Number.POSITIVE_INFINITY });
+    s.scripted.nextReadFails(); // the forceRelease's look: certainly sent nothing
+    s.scripted.nextReadFails(); // the first try to give the ended lock's lease back
+    await expect(a.forceRelease('k')).rejects.toBeInstanceOf(LockStoreError);
+    expect(held(lock)).toBe(false);
+    await s.time.advance(5_000); // tried again in the background: nobody else ever frees it
+    const other = await replica(s).tryAcquire('k');
+    expect(held(other ?? undefined)).toBe(true);
+    expect(unsettled).toEqual(['k']); // the failure was reported, once
+  });
+
   test('a tryAcquire claim answered after it gives the caller no lock', async () => {
     const s = scriptedClients();
     const a = s.client();

@@ -451,15 +451,33 @@ export class LockClient implements LockHost {
 
   /**
    * Releases the acquisition `lockId` (the lease of a lock this client ended) in the background,
-   * as a release by its handle would: nothing when it is no longer in the record; reported as
-   * 'unsettled' when the store fails.
+   * as a release by its handle would, until the store answers: nothing is left to do when it is
+   * no longer in the record. Nobody else gives such a lease back (a fail-closed one never runs
+   * out), so a store failure is reported as 'unsettled' and tried again, while the client is
+   * open and then as many times as close() tries a release.
    */
   private giveBackByHandle(key: string, lockId: string, token: number): void {
-    const work = this.engine.releaseByHandle(key, lockId, token).catch((error: unknown) => {
-      if (error instanceof LockNotHeldError) return;
-      this.report({ type: 'unsettled', key, error });
-    });
-    void this.track(work);
+    void this.track(this.giveBack(key, lockId, token));
+  }
+
+  private async giveBack(key: string, lockId: string, token: number): Promise<void> {
+    let triesAfterClose = 0;
+    for (let failures = 0; ; failures++) {
+      try {
+        await this.engine.releaseByHandle(key, lockId, token);
+        return;
+      } catch (error) {
+        if (error instanceof LockNotHeldError) return;
+        const last = this.closed && triesAfterClose++ >= this.engine.retry.attempts;
+        if (failures === 0 || last) this.report({ type: 'unsettled', key, error });
+        if (last) return;
+      }
+      const pause = backoffMs(this.engine.retry, failures, this.time.random);
+      // close() cuts a pause short: its own tries follow at once.
+      await sleep(this.time, pause, this.closed ? undefined : this.closeStarted.signal).catch(
+        () => undefined,
+      );
+    }
   }
 
   /**

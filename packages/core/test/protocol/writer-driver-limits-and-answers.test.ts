@@ -119,6 +119,32 @@ test('a semaphore writer of limit 3 does not take a third slot beside two live h
   expect((await store.read('k'))?.record.holders).toHaveLength(2);
 });
 
+test('a semaphore claim is not sent when a holder judged gone at the decision looks live again at the write', async () => {
+  const store = memoryStore();
+  const slot = (id: string, token: number): SlotHolder => ({
+    ...holder(id, Date.now() + 60_000),
+    token,
+    writeId: `old-${id}`,
+  });
+  const full = semaphoreRecord(undefined, 2, [slot('A', 1), slot('B', 2)], 2, 'old-B');
+  await store.write('k', full, { absent: true });
+  // The judge drops B the first time it is asked (the decision), then sees it live again (a wall
+  // clock stepped back before the write): a claim on that reading would store three holders.
+  let judged = 0;
+  const live = (current: VersionedRecord) => {
+    const all = current.record.holders ?? [];
+    return judged++ === 0 ? all.filter((entry) => entry.lockId !== 'B') : all;
+  };
+  const looked = counted(store);
+  const writer = driver(looked.store, 1, 2, live);
+  const got = settled(writer.acquire());
+  await Promise.race([untilLooked(looked.counter, 2), got]); // a claim that went out ends the wait
+  const stored = (await store.read('k'))?.record.holders?.map((entry) => entry.lockId);
+  writer.giveUp();
+  expect(stored).toEqual(['A', 'B']);
+  expect(await got).not.toBeTypeOf('number');
+});
+
 test('release() after the writer ended (given up) settles', async () => {
   const writer = driver(memoryStore(), 1);
   await writer.acquire();

@@ -6,19 +6,26 @@ import { holdersOf } from './slot-records.js';
 // or, on untrusted ones (and for a holder on untrusted clocks, which stores none), by how long this client has seen that holder's entry unchanged (its
 // own writeId), since the record's version moves with every other holder's writes.
 
-/** When this client first saw each semaphore holder entry as it is now. Bounded like KnownRecords. */
+/**
+ * When this client first saw each semaphore holder entry, by the entry's own write id. Each entry
+ * keeps its first sighting however records are read later: an older version read after a newer
+ * one (another lease's cached record, a late answer) must not make an entry that had run out
+ * look live again, or a claim judged on one reading would keep it on the next and store more
+ * holders than the limit. Bounded: the sightings looked at least recently go first.
+ */
 export class SlotSightings {
-  private readonly seen = new Map<string, { writeId: string; firstSeenAt: number }>();
+  private readonly seen = new Map<string, number>();
 
   constructor(private readonly capacity = 10_000) {}
 
-  /** Monotonic time this client first saw `holder` of `key` with its current writeId. */
+  /** Monotonic time this client first saw `holder` of `key` as written by its `writeId`. */
   firstSeen(key: string, holder: SlotHolder, now: number): number {
-    const id = `${key}\n${holder.lockId}`;
-    const previous = this.seen.get(id);
-    if (previous?.writeId === holder.writeId) return previous.firstSeenAt;
+    const id = `${key}\n${holder.lockId}\n${holder.writeId}`;
+    const firstSeenAt = this.seen.get(id);
+    // Moved to the back on every look: an entry still being watched is not the one forgotten.
     this.seen.delete(id);
-    this.seen.set(id, { writeId: holder.writeId, firstSeenAt: now });
+    this.seen.set(id, firstSeenAt ?? now);
+    if (firstSeenAt !== undefined) return firstSeenAt;
     if (this.seen.size > this.capacity) {
       const oldest = this.seen.keys().next().value;
       if (oldest !== undefined) this.seen.delete(oldest);

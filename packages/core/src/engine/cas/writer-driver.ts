@@ -881,6 +881,10 @@ export class WriterDriver implements StoreLease {
         ? this.#holder(leaseMs, next.lockId, { acquiredAt: this.options.time.now(), context: next.context })
         : this.#holder(leaseMs, this.options.lockId, this.#caller, intent.kind === 'claim');
     const live = base && limit > 1 ? this.#live(base) : undefined;
+    // A semaphore claim keeps the holders that are live now. Should one that had run out when
+    // the claim was decided look live again (a wall clock stepped back, a sighting forgotten),
+    // there is no free slot after all: the claim is not sent, and the machine sees the record.
+    const noFreeSlot = intent.kind === 'claim' && base !== null && live !== undefined && live.length >= limit;
     const write = { writeId: writeIdOf(this.options.writer, seq), lockId, limit, holder, live };
     const record = recordFor(base?.record ?? null, intent, write);
     const storeCondition: WriteCondition =
@@ -888,6 +892,7 @@ export class WriterDriver implements StoreLease {
     this.#suspend.sent(this.options.time.now(), this.#now());
     this.#sentEpoch = this.#forceEpoch;
     const answer = await this.#answerOf(async () => {
+      if (noFreeSlot) return { ok: false, current: base };
       const outcome = await this.options.store.write(this.options.key, record, storeCondition);
       return outcome.ok ? { ...outcome, record } : outcome;
     });

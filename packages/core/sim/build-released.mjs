@@ -1,0 +1,46 @@
+// `node sim/build-released.mjs [COMMIT]`: compiles core's `src` as it was at COMMIT (default: the
+// released core, below) into sim-dist/released/<COMMIT>/, for `pnpm sim --released DIR`, which
+// runs it beside this checkout's core in one simulation (a mixed-version rollout). Prints DIR.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The core users run today: `main` before the state-machine core replaced the old claim,
+ * own-write and settling paths. Its record format is the one this checkout reads and writes.
+ */
+export const RELEASED_COMMIT = '44fc3b9';
+
+const coreDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+const commit = process.argv[2] ?? RELEASED_COMMIT;
+const out = join(coreDir, 'sim-dist', 'released', commit);
+const git = (args, options = {}) => execFileSync('git', args, { cwd: coreDir, ...options });
+
+try {
+  git(['cat-file', '-e', `${commit}^{commit}`], { stdio: 'ignore' });
+} catch {
+  console.error(
+    `build-released: commit ${commit} is not in this clone (a shallow clone lacks it: git fetch --unshallow)`,
+  );
+  process.exit(2);
+}
+if (!existsSync(join(out, 'dist', 'client', 'lock-client.js'))) {
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  // The commit's src/ only, as files (no checkout of the working tree is touched).
+  const archive = git(['archive', '--format=tar', commit, '--', 'src'], { maxBuffer: 64 << 20 });
+  execFileSync('tar', ['-x', '-C', out], { input: archive });
+  writeFileSync(
+    join(out, 'tsconfig.json'),
+    JSON.stringify({
+      extends: '../../../../../tsconfig.base.json',
+      compilerOptions: { rootDir: 'src', outDir: 'dist', declaration: false },
+      include: ['src'],
+    }),
+  );
+  execFileSync(join(coreDir, 'node_modules', '.bin', 'tsc'), ['-p', join(out, 'tsconfig.json')], {
+    stdio: 'inherit',
+  });
+}
+console.log(join(out, 'dist'));
