@@ -24,6 +24,24 @@ describe('a release of unknown outcome, then a retry the store refused', () => {
   });
 });
 
+describe('a release the store refused while close() joined it', () => {
+  test('ends the lock as soon as close’s try frees the key: it is never held on a lease that ended', async () => {
+    const s = scriptedClients();
+    const a = s.client();
+    const lock = await a.acquire('k');
+    s.scripted.nextWrite({ kind: 'refused' }); // the caller's release: certainly not applied
+    const releasing = lock.release().catch((error: unknown) => error);
+    const closing = a.close(); // joins the release on its way, and sends it again once refused
+    expect(await releasing).toBeInstanceOf(LockStoreError);
+    await s.time.advance(1); // close's try lands: the key is free
+    const other = await replica(s).tryAcquire('k');
+    expect(held(other ?? undefined)).toBe(true);
+    expect(held(lock)).toBe(false);
+    await s.time.advance(10_000);
+    await closing;
+  });
+});
+
 describe('a fail-closed hand-over of unknown outcome whose waiter gave up', () => {
   test.each([
     ['lands after the waiter left', 'apply-late' as const],

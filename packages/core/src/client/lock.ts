@@ -163,11 +163,16 @@ export class Lock<T = unknown> {
         this.host.report({ type: 'renewed', key, fencingToken, expiresAt });
       },
       lost: (error) => this.markLost(error),
-      // A release of unknown outcome is settled by the lease: its end says how it went.
+      // A lock is never held on a lease that ended. A release of unknown outcome is settled by
+      // the lease, and so is one the store refused that another try (close's) got through: its
+      // end says how it went. A lease that ended with no release asked for is a loss.
       ended: (end) => {
-        if (this.state !== 'releasing') return;
-        if (end === 'lost') {
+        if (this.state === 'released' || this.state === 'lost') return;
+        const releaseAsked = this.state === 'releasing' || this.refusedRelease !== undefined;
+        if (end === 'lost' && releaseAsked) {
           this.markLost(new LockLostError(this.key, 'the record moved on before its release landed'));
+        } else if (end === 'lost' || !releaseAsked) {
+          this.markLost(new LockLostError(this.key, `its lease ended (${end})`));
         } else this.markReleased();
       },
     });

@@ -4,6 +4,7 @@ import {
   effectiveDeadline,
   type PendingWrite,
   type RecordView,
+  termsRenewedFor,
   type WriterEnd,
   type WriterState,
   withFloor,
@@ -58,7 +59,9 @@ export function landed(
       ? Number.NEGATIVE_INFINITY
       : deadlineFrom(pending.sentAt, leaseMs, s.terms.marginMs, now - pending.sentAt);
     const lease = { version, token: leaseToken, top, deadline, confirmedAt: pending.sentAt };
-    s = { ...s, terms: { ...s.terms, leaseMs }, lease };
+    // The caller's extend (or update) answered: a fail-closed lease made finite renews from now on.
+    const terms = answersChange(s, pending) ? termsRenewedFor(s.terms, leaseMs) : { ...s.terms, leaseMs };
+    s = { ...s, terms, lease };
     if (s.goal.kind === 'acquire') {
       // A lease that arrived too late is not trusted: it stays the writer's (own), and the next
       // write renews it before it is handed out.

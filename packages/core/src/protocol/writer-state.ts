@@ -211,6 +211,16 @@ export function withFloor(state: WriterState, view: RecordView): RecordView {
   return view.token >= floor ? view : { ...view, token: floor, belowFloor: true };
 }
 
+/**
+ * The terms once a renewal for `leaseMs` landed. A fail-closed lease made finite (an extend) is
+ * renewed from then on every third of its lease: the pace its lock then reports, a lock's
+ * default heartbeat.
+ */
+export function termsRenewedFor(terms: WriterTerms, leaseMs: number | null): WriterTerms {
+  if (terms.leaseMs === null && leaseMs !== null) return { ...terms, leaseMs, renewEveryMs: leaseMs / 3 };
+  return { ...terms, leaseMs };
+}
+
 /** Whether nothing renews a lease held on `terms`: a holder then reads the record to watch it. */
 export function nothingRenews(terms: WriterTerms): boolean {
   return terms.leaseMs === null || terms.renewEveryMs === false;

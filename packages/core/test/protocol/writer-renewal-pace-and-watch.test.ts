@@ -37,6 +37,21 @@ test('without an interval, a holder renews halfway through what is left of its l
   await writer.release();
 });
 
+test('a fail-closed lease its caller makes finite renews every third of it, as its lock then reports', async () => {
+  const time = new ManualTime();
+  const { store, state } = watchedStore();
+  const writer = writerOn(store, time, 1, { terms: { leaseMs: null, verifyMs: 100_000 } });
+  void writer.acquire();
+  await time.advance(1);
+  await writer.extend(9_000); // renewed from here every 3 s (halfway would be at 4 s)
+  const extended = renewals(state.sent).length;
+  await time.advance(2_999);
+  expect(renewals(state.sent)).toHaveLength(extended);
+  await time.advance(1);
+  expect(renewals(state.sent)).toHaveLength(extended + 1);
+  await writer.release();
+});
+
 test('a finite lease its caller does not renew runs out: the caller hears it expired', async () => {
   const time = new ManualTime();
   const { store, state } = watchedStore();
