@@ -202,8 +202,27 @@ export function effectiveDeadline(state: WriterState): number {
   const deadline = state.lease?.deadline ?? Number.NEGATIVE_INFINITY;
   const write = state.pending;
   if (write?.intent.kind !== 'renew') return deadline;
-  return Math.min(deadline, deadlineFrom(write.sentAt, write.intent.leaseMs, state.terms.marginMs));
+  const marginMs = Math.max(state.terms.marginMs, marginFor(write.intent.leaseMs));
+  return Math.min(deadline, deadlineFrom(write.sentAt, write.intent.leaseMs, marginMs));
 }
+
+/**
+ * The lease the holder goes by, as `effectiveDeadline`: the shorter of its terms' and that of a
+ * renewal on its way (null: fail-closed, and nothing on its way makes it finite).
+ */
+export function effectiveLeaseMs(state: WriterState): number | null {
+  const write = state.pending;
+  const pending = write?.intent.kind === 'renew' ? write.intent.leaseMs : null;
+  if (pending === null) return state.terms.leaseMs;
+  return state.terms.leaseMs === null ? pending : Math.min(state.terms.leaseMs, pending);
+}
+
+/** The time a holder keeps in hand before its lease's end: a tenth of the lease, at most 2 s. */
+export function marginFor(leaseMs: number | null): number {
+  return leaseMs === null ? 0 : Math.min(leaseMs / 10, MAX_MARGIN_MS);
+}
+
+const MAX_MARGIN_MS = 2_000;
 
 /** `view` as the writer keeps it: its token never below one the writer saw before (the record may have been deleted since). */
 export function withFloor(state: WriterState, view: RecordView): RecordView {
@@ -213,11 +232,13 @@ export function withFloor(state: WriterState, view: RecordView): RecordView {
 
 /**
  * The terms once a renewal for `leaseMs` landed. A fail-closed lease made finite (an extend) is
- * renewed from then on every third of its lease: the pace its lock then reports, a lock's
- * default heartbeat.
+ * renewed from then on every third of its lease (the pace its lock then reports, a lock's
+ * default heartbeat), with the margin a lease of that length keeps.
  */
 export function termsRenewedFor(terms: WriterTerms, leaseMs: number | null): WriterTerms {
-  if (terms.leaseMs === null && leaseMs !== null) return { ...terms, leaseMs, renewEveryMs: leaseMs / 3 };
+  if (terms.leaseMs === null && leaseMs !== null) {
+    return { ...terms, leaseMs, renewEveryMs: leaseMs / 3, marginMs: marginFor(leaseMs) };
+  }
   return { ...terms, leaseMs };
 }
 

@@ -109,9 +109,9 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       return { ...s, lease: { ...s.lease, token } };
     }
     case 'suspended': {
-      // Trust in a finite lease ends now (a fail-closed one never runs out), and a write in flight
-      // for a finite lease confirms nothing.
-      const finite = s.lease !== null && Number.isFinite(s.lease.deadline);
+      // Trust in a finite lease ends now (a fail-closed one never runs out, unless a renewal on
+      // its way may have made it finite), and a write in flight for a finite lease confirms nothing.
+      const finite = s.lease !== null && Number.isFinite(effectiveDeadline(s));
       const lease = s.lease && finite ? { ...s.lease, deadline: Math.min(s.lease.deadline, e.now) } : s.lease;
       const asks =
         s.pending && (s.pending.intent.kind === 'renew' ? s.pending.intent.leaseMs : s.terms.leaseMs);

@@ -76,3 +76,20 @@ test('the wall clock moving on a twentieth of the lease more than the monotonic 
   await time.advance(4_600);
   expect(writer.signal.aborted).toBe(true);
 });
+
+test('a fail-closed holder suspended while its extend to a finite lease is on its way is lost at its next look', async () => {
+  const { time, scheduler, suspend } = suspendable();
+  const { store, state, releaseWrites } = watchedStore();
+  const writer = writerOn(store, time, 1, { scheduler, terms: { leaseMs: null, verifyMs: 100_000 } });
+  void writer.acquire();
+  await time.advance(1);
+  state.holdWrites = true;
+  const extending = writer.extend(5_000).catch((error: unknown) => error); // may land, making the lease finite
+  await time.advance(1);
+  suspend(60_000); // long past the 5 s the record may now say
+  writer.check(); // what a lock's isHeld does
+  expect(writer.signal.aborted).toBe(true);
+  releaseWrites();
+  await time.advance(1);
+  await extending;
+});

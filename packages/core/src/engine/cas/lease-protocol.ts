@@ -1,5 +1,6 @@
 import type { LockRecord, SlotHolder, VersionedRecord } from '../../contract/lock-record.js';
 import type { LockStore } from '../../contract/lock-store.js';
+import { marginFor } from '../../protocol/writer-state.js';
 import type { ResolvedClock } from '../../shared/clock.js';
 import {
   LockConfigError,
@@ -96,8 +97,7 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       terms: {
         leaseMs,
         claimBy,
-        // A tenth of the lease, at most 2 s (never more than half the lease: deadlineFrom).
-        marginMs: leaseMs === null ? 0 : Math.min(leaseMs / 10, MAX_MARGIN_MS),
+        marginMs: marginFor(leaseMs),
         retryMs: RETRY_BASES * this.retry.baseMs,
         renewEveryMs: leaseMs === null ? undefined : heartbeatMs,
         verifyMs,
@@ -303,7 +303,5 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
 /** How often, and how many times, a late copy of a one-request claim is looked for after its writer ended. */
 const LATE_CLAIM_EVERY_MS = 1_000;
 const LATE_CLAIM_LOOKS = 30;
-/** The longest safety margin a lease's holder keeps before its end. */
-const MAX_MARGIN_MS = 2_000;
 /** A writer retries its own reads and writes (not a waiter's tries) this many retry bases apart. */
 const RETRY_BASES = 4;

@@ -4,6 +4,7 @@ import { seqOf, writeIdOf } from '../../protocol/write-id.js';
 import type { TimerName, WriteAnswer, WriterAction, WriterEvent } from '../../protocol/writer-events.js';
 import {
   effectiveDeadline,
+  effectiveLeaseMs,
   newWriter,
   type WriterEnd,
   type WriterState,
@@ -545,14 +546,16 @@ export class WriterDriver implements StoreLease {
 
   /** Whether the clocks say the machine was suspended since the last write; told once. */
   #suspended(): boolean {
-    const { terms, lease, end } = this.#state;
-    if (terms.leaseMs === null || end !== null) return false;
+    const { lease, end } = this.#state;
+    // A fail-closed lease with a renewal on its way that makes it finite counts as finite.
+    const leaseMs = effectiveLeaseMs(this.#state);
+    if (leaseMs === null || end !== null) return false;
     // Past the deadline by the monotonic clock too: a blocked event loop, not a suspend (the
     // deadline ends the lease).
     if (lease !== null && this.#now() >= effectiveDeadline(this.#state)) return false;
     const wall = this.options.time.now();
     const suspended =
-      this.#suspend.unexplainedMs(wall, this.#now(), terms.leaseMs) !== undefined ||
+      this.#suspend.unexplainedMs(wall, this.#now(), leaseMs) !== undefined ||
       (lease !== null && wall >= (this.#storedExpiry(lease.version) ?? Number.POSITIVE_INFINITY));
     if (suspended) {
       this.#suspend.sent(wall, this.#now()); // the clocks agree again from here
