@@ -85,8 +85,9 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
     case 'timer':
       return onTimer(s, e.timer, e.now, out);
     case 'release':
-      // Asked again (told the first one's outcome was unknown): the same release, with this data.
-      if (s.goal.kind === 'release') return { ...s, goal: { ...s.goal, data: e.data } };
+      // Asked again (told the first one's outcome was unknown): the same release, with this data;
+      // a call with none (close's retry) keeps the data a caller still waits to see stored.
+      if (s.goal.kind === 'release') return { ...s, goal: { ...s.goal, data: e.data ?? s.goal.data } };
       if (s.goal.kind !== 'hold') return s;
       dropChange(s, out);
       if (e.holdMs === undefined || !s.lease) return { ...s, goal: { kind: 'release', data: e.data } };

@@ -87,3 +87,17 @@ test('a release called again looks at the store now: told again while it fails, 
   expect(state.writes).toBe(3);
   expect(await writer.ended).toBe('released');
 });
+
+test('a release called again with no data (close retrying it) keeps the data an earlier call still waits to see stored', async () => {
+  const { inner, state, writer } = await holding();
+  state.lose = 1;
+  state.failReads = true;
+  await expect(writer.release()).rejects.toMatchObject({ maybeApplied: true }); // landed, unseen
+  state.failReads = false;
+  const withData = writer.release({ n: 1 }); // makes the writer look
+  const plain = writer.release(); // joins before the look is answered
+  await withData;
+  await plain;
+  expect((await inner.read('k'))!.record.data).toEqual({ n: 1 });
+  expect(await writer.ended).toBe('released');
+});
