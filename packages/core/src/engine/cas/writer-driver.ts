@@ -633,11 +633,7 @@ export class WriterDriver implements StoreLease {
         ) {
           // Its claim's outcome is still unknown and the store does not answer: the try says so
           // (the writer goes on resolving it at its own pace; the caller decides whether to wait).
-          this.#settleAttempt(
-            this.#unknownError ??
-              this.#readError ??
-              new LockStoreError('The store did not answer.', { retryable: true, maybeApplied: true }),
-          );
+          this.#settleAttempt(this.#unknownError ?? this.#readError ?? noAnswer());
           this.#readError = undefined;
         }
         if (
@@ -648,10 +644,7 @@ export class WriterDriver implements StoreLease {
         ) {
           // A resume whose renewal may have landed, and the look that would tell failed: its
           // caller hears so now, and the writer gives back what it may have taken over.
-          this.#acquired.reject(
-            this.#unknownError ??
-              new LockStoreError('The store did not answer.', { retryable: true, maybeApplied: true }),
-          );
+          this.#acquired.reject(this.#unknownError ?? noAnswer());
           queueMicrotask(() => this.giveUp());
         }
         if (action.timer === 'retry' && this.#waitsForCaller()) {
@@ -1020,3 +1013,8 @@ function tokenOf(record: LockRecord, lockId: string): number {
 
 /** The longest delay a Node timer holds (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
+
+/** What a caller hears when a write's outcome stays unknown and no error of the store says more. */
+function noAnswer(): LockStoreError {
+  return new LockStoreError('The store did not answer.', { retryable: true, maybeApplied: true });
+}
