@@ -80,10 +80,12 @@ const MUTANTS = [
     // Was `arrivedInTime` always true (client/lease-deadline.ts): a claim that landed past its
     // deadline is handed to the caller instead of being renewed first.
     name: 'a claim that landed too late is handed out',
-    // Out of the fast subset for now: its recorded seeds and seeds 1..6 no longer find it on the new core.
     file: 'src/protocol/write-outcome.ts',
     search: '      if (now >= deadline) return { ...s, lease: null };\n',
     replace: '      if (pending.distrusted) return { ...s, lease: null };\n',
+    // Was found by the liveness check; now the Lock is handed a writer that has already ended
+    // (past its deadline in the same step), holds on, and the exclusion check finds it.
+    subset: { check: 'exclusion', seeds: [7, 14, 27] },
   },
   {
     // A lock's renewal (a slot's has its own mutant below) trusted from its answer, not its send.
@@ -185,6 +187,8 @@ const MUTANTS = [
       '    lock.markReleased();\n    if (!next.settled) this.host.requeue(lock.key, this.limit, next);\n',
     replace:
       '    lock.markReleased();\n    if (!next.settled && !this.waiters.includes(next)) this.waiters.unshift(next);\n',
+    // In the subset for the liveness check, which no cheaper mutant reaches now (1 seed of 350).
+    subset: { check: 'liveness', seeds: [59] },
   },
   {
     // Was the keeper's verify timer (client/lease-keeper.ts): the machine arms it now.
@@ -198,7 +202,7 @@ const MUTANTS = [
     file: 'src/client/lock.ts',
     search: '  get isHeld(): boolean {\n    this.checkDeadline();\n',
     replace: '  get isHeld(): boolean {\n',
-    subset: { check: 'exclusion', seeds: [13, 4] },
+    subset: { check: 'exclusion', seeds: [2, 13, 14] },
   },
   // Semaphores and acquireAll (issue 18).
   {
