@@ -206,11 +206,18 @@ const MUTANTS = [
   },
   // Semaphores and acquireAll (issue 18).
   {
-    // Was slot-claim.ts: whether a slot is free is the driver's judgement now.
-    name: 'semaphore: a full record takes one more holder',
+    // Was slot-claim.ts: whether a slot is free is the driver's judgement now, made twice (when
+    // the claim is decided, and again when it is written), both from the holders it counts live.
+    name: 'semaphore: a full record takes one more holder (one live holder not counted)',
     file: 'src/engine/cas/writer-driver.ts',
-    search: '      return live.length < this.options.limit;\n',
-    replace: '      return live.length <= this.options.limit;\n',
+    search: '    if (this.options.liveSlots) return this.options.liveSlots(current);\n',
+    replace: '    if (this.options.liveSlots) return this.options.liveSlots(current).slice(1);\n',
+  },
+  {
+    name: 'semaphore: a claim keeps the holders whose leases ended',
+    file: 'src/engine/cas/writer-records.ts',
+    search: '      const kept = write.limit > 1 ? [...(write.live ?? [])] : [];\n',
+    replace: '      const kept = write.limit > 1 ? others : [];\n',
     subset: { check: 'slot-count', seeds: [4, 5, 6] },
   },
   {

@@ -173,18 +173,30 @@ export class LockClient implements LockHost {
     run: () => Promise<L>,
   ): Promise<L> {
     const attempt = this.telemetry?.attempt(key, request.attributes, request.limit);
-    if (!attempt) return run();
-    return run().then(
-      (lock) => {
-        if (lock) attempt.acquired(lock);
-        else attempt.busy();
-        return lock;
-      },
-      (error: unknown) => {
-        attempt.failed(error, request.signal);
-        throw error;
-      },
-    );
+    if (!attempt) return run().then((lock) => this.unlessClosed(lock));
+    return run()
+      .then((lock) => this.unlessClosed(lock))
+      .then(
+        (lock) => {
+          if (lock) attempt.acquired(lock);
+          else attempt.busy();
+          return lock;
+        },
+        (error: unknown) => {
+          attempt.failed(error, request.signal);
+          throw error;
+        },
+      );
+  }
+
+  /**
+   * A lock won once close() began (its try was on its way) is not handed out: close() gives it
+   * back, and the caller hears the client closed, as a caller still waiting does.
+   */
+  private unlessClosed<L extends Lock<unknown> | null>(lock: L): L {
+    if (!lock || !this.closed) return lock;
+    void this.track(lock.releaseUnused().catch(() => undefined));
+    throw closedError();
   }
 
   /**
