@@ -356,7 +356,12 @@ export class Lock<T = unknown> {
 
   /** Past the lease's deadline (or after a suspend), the lease says so: this lock is then lost. */
   private checkDeadline(): void {
-    if (this.state === 'held' || this.state === 'releasing') this.lease.check();
+    if (this.state !== 'held' && this.state !== 'releasing') return;
+    this.lease.check();
+    // A lease that ended before this lock watched it (its end then told nobody) ends it too.
+    if (this.lease.isOver && this.state === 'held') {
+      this.markLost(new LockLostError(this.key, 'its lease ended before this lock could use it'));
+    }
   }
 
   private async finishRelease(data: { value: unknown } | undefined): Promise<void> {
