@@ -14,13 +14,15 @@ import { step } from '../../protocol/writer-step.js';
 import type { ClockMode } from '../../shared/clock.js';
 import { deferred } from '../../shared/deferred.js';
 import { LockLostError, LockNotHeldError, LockStoreError } from '../../shared/errors.js';
-import type { ScheduledTimer, Scheduler } from '../../shared/scheduler.js';
+import type { Scheduler } from '../../shared/scheduler.js';
 import type { AttemptResult, LeaseWatcher, StoreLease } from '../store-lease.js';
 import { lossError } from './loss-error.js';
 import { holdersOf, limitOf, slotView } from './slot-records.js';
 import { storedExpiry } from './stored-expiry.js';
 import { SuspendWatch } from './suspend-watch.js';
+import { changeFailed, noAnswer, releaseFailed } from './writer-errors.js';
 import { recordFor } from './writer-records.js';
+import { WriterTimers } from './writer-timers.js';
 import { writerView } from './writer-view.js';
 
 export interface WriterDriverOptions {
@@ -80,9 +82,7 @@ export class WriterDriver implements StoreLease {
   #state: WriterState;
   /** The records seen, by version: a write is built on the record its condition names. */
   readonly #records = new Map<string, VersionedRecord>();
-  readonly #timers = new Map<TimerName, ScheduledTimer>();
-  /** When each armed timer fires (monotonic). */
-  readonly #armedAt = new Map<TimerName, number>();
+  readonly #timers: WriterTimers;
   readonly #acquired = deferred<number>();
   /** The callers' releases not answered yet: a second call (other data) is answered with the first. */
   #releases: ReturnType<typeof deferred<void>>[] = [];
@@ -142,6 +142,9 @@ export class WriterDriver implements StoreLease {
         'WriterDriver: the one-request claim needs a store that offers it, a finite lease and a lock',
       );
     }
+    this.#timers = new WriterTimers(options.time, (timer) =>
+      this.#observe({ type: 'timer', timer, now: this.#now() }),
+    );
     if (options.acquiredAt !== undefined)
       this.#caller = { acquiredAt: options.acquiredAt, context: options.context };
     // A semaphore slot never passes on locally: the tokens above its own are other holders'.
@@ -271,8 +274,7 @@ export class WriterDriver implements StoreLease {
    */
   #lookNow(): void {
     if (this.#state.end !== null || this.#state.pending?.status !== 'backoff') return;
-    this.#timers.get('retry')?.cancel();
-    this.#armedAt.delete('retry');
+    this.#timers.cancel('retry');
     this.#observe({ type: 'timer', timer: 'retry', now: this.#now() });
   }
 
@@ -660,29 +662,7 @@ export class WriterDriver implements StoreLease {
           }
           return;
         }
-        const timer = action.timer;
-        const armedAt = this.#armedAt.get(timer);
-        // A renewal already due sooner is not put off: events in a row (local passes every
-        // millisecond) would otherwise keep pushing it to the retry time, and it would never run.
-        if (timer === 'renew' && armedAt !== undefined && armedAt <= action.at && armedAt > this.#now())
-          return;
-        this.#timers.get(timer)?.cancel();
-        // Never due (a fail-closed lease's deadline): no timer (Node would fire it at once).
-        if (!Number.isFinite(action.at)) {
-          this.#timers.delete(timer);
-          this.#armedAt.delete(timer);
-          return;
-        }
-        // Beyond what a Node timer holds: it fires at the limit, and the machine arms it again.
-        const ms = Math.min(Math.max(0, action.at - this.#now()), MAX_TIMER_MS);
-        this.#armedAt.set(timer, action.at);
-        this.#timers.set(
-          timer,
-          this.options.time.setTimer(() => {
-            this.#armedAt.delete(timer);
-            this.#observe({ type: 'timer', timer, now: this.#now() });
-          }, ms),
-        );
+        this.#timers.arm(action.timer, action.at, this.#now());
         return;
       }
       case 'acquired':
@@ -718,49 +698,12 @@ export class WriterDriver implements StoreLease {
         for (const released of this.#takeReleases()) released.resolve();
         return;
       case 'failed': {
+        const said = { unknown: this.#unknownError, refused: this.#refused };
         if (action.op === 'extend') {
-          const { key } = this.options;
-          this.#takeChange()?.reject(
-            action.why === 'unknown'
-              ? this.#unknownError instanceof LockStoreError && this.#unknownError.maybeApplied
-                ? this.#unknownError
-                : new LockStoreError(
-                    `The store did not say whether the change to lock "${key}" landed; the lock is still held, and trusted only as long as the shorter of the two leases.`,
-                    { retryable: true, maybeApplied: true, reason: 'unavailable' },
-                  )
-              : action.why === 'lost'
-                ? new LockLostError(key, 'its lease ended before the change was confirmed', {
-                    maybeApplied: action.maybeApplied,
-                  })
-                : (this.#refused ??
-                  new LockStoreError(
-                    `The store refused to renew lock "${key}"; it is still held as before.`,
-                    {
-                      retryable: true,
-                      reason: 'unavailable',
-                    },
-                  )),
-          );
+          this.#takeChange()?.reject(changeFailed(this.options.key, action, said));
           return;
         }
-        const error =
-          action.why === 'lost'
-            ? new LockLostError(this.options.key, 'it was no longer held when released', {
-                maybeApplied: action.maybeApplied,
-              })
-            : action.why === 'unknown'
-              ? new LockStoreError(
-                  `The store did not say whether lock "${this.options.key}" was released; it is settled in the background (release again to wait for it).`,
-                  { retryable: true, maybeApplied: true, reason: 'unavailable' },
-                )
-              : (this.#refused ??
-                new LockStoreError(
-                  `The store refused to release lock "${this.options.key}"; it is still held.`,
-                  {
-                    retryable: true,
-                    reason: 'unavailable',
-                  },
-                ));
+        const error = releaseFailed(this.options.key, action, said);
         for (const released of this.#takeReleases()) released.reject(error);
         return;
       }
@@ -787,8 +730,7 @@ export class WriterDriver implements StoreLease {
         return;
       }
       case 'ended':
-        for (const timer of this.#timers.values()) timer.cancel();
-        this.#armedAt.clear();
+        this.#timers.cancelAll();
         this.#settleAttempt(this.#endedError(action.end));
         this.#acquired.reject(this.#endedError(action.end));
         this.#ended.resolve(action.end);
@@ -1009,12 +951,4 @@ export class WriterDriver implements StoreLease {
 /** The token of `lockId`'s entry in `record`, or the record's (a release). */
 function tokenOf(record: LockRecord, lockId: string): number {
   return holdersOf(record).find((entry) => entry.lockId === lockId)?.token ?? record.token;
-}
-
-/** The longest delay a Node timer holds (2^31 - 1 ms, about 24.8 days). */
-const MAX_TIMER_MS = 2_147_483_647;
-
-/** What a caller hears when a write's outcome stays unknown and no error of the store says more. */
-function noAnswer(): LockStoreError {
-  return new LockStoreError('The store did not answer.', { retryable: true, maybeApplied: true });
 }
