@@ -50,22 +50,25 @@ test.each([
   ['tryAcquire', (locks: LockClient) => locks.tryAcquire('deploy')],
   ['acquire', (locks: LockClient) => locks.acquire('deploy', { waitMs: 0 })],
   ['acquireAll', (locks: LockClient) => locks.acquireAll(['deploy', 'migrate'], { waitMs: 0 })],
-])('%s: a claim that lands once close() began hands out no lock, and the key is free after', async (_name, call) => {
-  const { inner, store, open } = gatedStore();
-  const locks = new LockClient({ store });
-  const trying = call(locks).then(
-    () => 'handed out',
-    (error: unknown) => error,
-  );
-  await new Promise((resolve) => setTimeout(resolve, 5)); // the claim is on its way
-  const closing = locks.close();
-  open();
-  const outcome = await trying;
-  expect(outcome).toBeInstanceOf(LockStoreError);
-  expect((outcome as LockStoreError).code).toBe('LOCK_CLIENT_CLOSED');
-  await closing;
-  expect((await inner.read('deploy'))?.record.holder ?? null).toBeNull();
-});
+])(
+  '%s: a claim that lands once close() began hands out no lock, and the key is free after',
+  async (_name, call) => {
+    const { inner, store, open } = gatedStore();
+    const locks = new LockClient({ store });
+    const trying = call(locks).then(
+      () => 'handed out',
+      (error: unknown) => error,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 5)); // the claim is on its way
+    const closing = locks.close();
+    open();
+    const outcome = await trying;
+    expect(outcome).toBeInstanceOf(LockStoreError);
+    expect((outcome as LockStoreError).code).toBe('LOCK_CLIENT_CLOSED');
+    await closing;
+    expect((await inner.read('deploy'))?.record.holder ?? null).toBeNull();
+  },
+);
 
 test('close() rejects waiting acquires, releases held locks, and refuses new work', async () => {
   const store = memoryStore();

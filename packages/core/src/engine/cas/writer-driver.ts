@@ -1,7 +1,7 @@
 import type { LeaseHolder, LockRecord, SlotHolder, VersionedRecord } from '../../contract/lock-record.js';
 import type { ClaimRequest, LockStore, WriteCondition } from '../../contract/lock-store.js';
 import { seqOf, writeIdOf } from '../../protocol/write-id.js';
-import type { TimerName, WriteAnswer, WriterAction, WriterEvent } from '../../protocol/writer-events.js';
+import type { WriteAnswer, WriterAction, WriterEvent } from '../../protocol/writer-events.js';
 import {
   effectiveDeadline,
   effectiveLeaseMs,
