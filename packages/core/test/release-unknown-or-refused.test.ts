@@ -24,6 +24,19 @@ describe('a release of unknown outcome, then a retry the store refused', () => {
   });
 });
 
+describe('a release by handle the store refused after taking the lock over', () => {
+  test('rejects, and the lock is given back in the background: a fail-closed one is not held for ever', async () => {
+    const s = scriptedClients();
+    const lock = await s.client().acquire('k', { leaseMs: Number.POSITIVE_INFINITY });
+    const other = s.client();
+    // The takeover's renewal lands; the release after it is refused for certain.
+    s.scripted.nextWrite({ kind: 'refused' }, (record) => record?.holder === null);
+    await expect(other.release('k', lock.handle)).rejects.toBeInstanceOf(LockStoreError);
+    await s.time.advance(5_000);
+    expect(held((await replica(s).tryAcquire('k')) ?? undefined)).toBe(true);
+  });
+});
+
 describe('a release the store refused while close() joined it', () => {
   test('ends the lock as soon as close’s try frees the key: it is never held on a lease that ended', async () => {
     const s = scriptedClients();

@@ -288,7 +288,11 @@ export class LockClient implements LockHost {
     }
   }
 
-  /** Releases the acquisition named by `handle` (from `lock.handle`, possibly in another process). */
+  /**
+   * Releases the acquisition named by `handle` (from `lock.handle`, possibly in another process):
+   * takes it over, then releases it. When the store fails the release after the takeover, this
+   * rejects and the lock is given back in the background, without the data.
+   */
   async release(key: string, handle: string, options: ReleaseOptions = {}): Promise<void> {
     checkReleaseOptions('release(key, handle, options)', options);
     this.checkKey(key);

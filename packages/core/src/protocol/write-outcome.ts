@@ -117,6 +117,12 @@ export function notApplied(
     const judgedOtherwise = condition.kind === 'claimable' && view?.version === condition.version;
     return judgedOtherwise && s.known ? { ...s, known: { ...s.known, claimable: false } } : s;
   }
+  if (view && s.goal.kind === 'acquire' && s.goal.resuming && !s.lease) {
+    // A takeover's renewal met a record that moved on. The acquisition's entry may still be in it
+    // (its old process renewed it, a semaphore's other holders wrote): the next step renews it on
+    // the new version; without it, the acquisition ended elsewhere (seekLease).
+    return s;
+  }
   const ownVersion = view?.own !== undefined ? view.version : null;
   if (ownVersion !== null && !s.terms.slot) {
     // A lock's own entry at a version none of its writes in flight left: a late copy of its

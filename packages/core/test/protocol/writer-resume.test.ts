@@ -50,6 +50,17 @@ test('a resume of an acquisition that moved on ends: LockNotHeldError, and nothi
   expect((await store.read('k'))!.record.holder).toBeNull(); // not claimed afresh
 });
 
+test('a resume whose record moved on with the acquisition still in it (its old process renewed) takes it over on the new version', async () => {
+  const { time, original, resumer, token, store } = await heldElsewhere();
+  const stale = (await store.read('k'))!;
+  await original.extend(10_000); // the old process renews: same entry, new version
+  const resumed = resumer.resume(stale);
+  await time.advance(10);
+  expect(await resumed).toBe(token);
+  expect((await store.read('k'))!.record.writeId).toMatch(/^w2:/);
+  await resumer.release();
+});
+
 test('a resume whose renewal the store refused for certain rejects with the store’s error', async () => {
   const { time, resumer, store, state } = await heldElsewhere();
   state.refuseWrites = true;

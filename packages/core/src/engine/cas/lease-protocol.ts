@@ -198,7 +198,15 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       entry.acquiredAt,
     );
     await lease.resume(current, token);
-    await lease.release(data?.value);
+    try {
+      await lease.release(data?.value);
+    } catch (error) {
+      // Taken over and not given back: nobody else will (a fail-closed lease never runs out, and
+      // its old holder's writes no longer land), so the writer gives it back on its own, without
+      // the data the caller hears was not stored; one of unknown outcome settles the same way.
+      lease.giveUp();
+      throw error;
+    }
   }
 
   /**

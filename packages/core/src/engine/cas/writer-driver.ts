@@ -130,6 +130,8 @@ export class WriterDriver implements StoreLease {
   #claimUnknownThisTry = false;
   /** The clocks said the machine was suspended: a loss by the deadline says so. */
   #wasSuspended = false;
+  /** An acquisition this writer takes over (`resume`): its entry's token then, and the token taken. */
+  #resuming: { readonly entryToken: number; readonly token: number } | undefined;
   /** Who hears what happens to the lease: the Lock holding it now. */
   #watcher: LeaseWatcher | undefined;
 
@@ -314,11 +316,13 @@ export class WriterDriver implements StoreLease {
     }
     this.#records.set(current.version, current);
     const { version, record } = current;
+    // A handle's token above the entry's (passed on with no write since): the one it takes over.
+    const taken = token !== undefined && token > entry.token && token <= record.token ? token : entry.token;
+    this.#resuming = { entryToken: entry.token, token: taken };
     this.#feed({
       type: 'resume',
       version,
-      // A handle's token above the entry's (passed on with no write since): the one it takes over.
-      token: token !== undefined && token > entry.token && token <= record.token ? token : entry.token,
+      token: taken,
       top: record.token,
       floor,
       leaseMs: entry.leaseMs,
@@ -758,7 +762,10 @@ export class WriterDriver implements StoreLease {
     if (current) this.#records.set(current.version, current);
     if (fromStore) this.options.onSeen?.(current, false);
     const claimable = current === null || this.#claimable(current);
-    return writerView(current, this.options.writer, this.options.lockId, claimable);
+    // Taking an acquisition over, nothing written yet: its entry stays ours to renew (writer-view.ts).
+    const { goal, lease } = this.#state;
+    const resumed = goal.kind === 'acquire' && goal.resuming && lease === null ? this.#resuming : undefined;
+    return writerView(current, this.options.writer, this.options.lockId, claimable, resumed);
   }
 
   #claimable(current: VersionedRecord): boolean {
