@@ -101,7 +101,8 @@ test('a semaphore writer does not join a key held by a plain lock with a live le
   expect((await store.read('k'))?.record.holder?.lockId).toBe('L0');
 });
 
-test('a semaphore writer of limit 3 does not take a third slot beside two live holders of limit 2', async () => {
+/** A store whose key "k" is a semaphore of limit 2 with two live holders, A and B. */
+async function fullSemaphore() {
   const store = memoryStore();
   const slot = (id: string, token: number): SlotHolder => ({
     ...holder(id, Date.now() + 60_000),
@@ -110,6 +111,11 @@ test('a semaphore writer of limit 3 does not take a third slot beside two live h
   });
   const full = semaphoreRecord(undefined, 2, [slot('A', 1), slot('B', 2)], 2, 'old-B');
   await store.write('k', full, { absent: true });
+  return store;
+}
+
+test('a semaphore writer of limit 3 does not take a third slot beside two live holders of limit 2', async () => {
+  const store = await fullSemaphore();
   const looked = counted(store);
   const writer = driver(looked.store, 1, 3);
   const got = settled(writer.acquire());
@@ -120,14 +126,7 @@ test('a semaphore writer of limit 3 does not take a third slot beside two live h
 });
 
 test('a semaphore claim is not sent when a holder judged gone at the decision looks live again at the write', async () => {
-  const store = memoryStore();
-  const slot = (id: string, token: number): SlotHolder => ({
-    ...holder(id, Date.now() + 60_000),
-    token,
-    writeId: `old-${id}`,
-  });
-  const full = semaphoreRecord(undefined, 2, [slot('A', 1), slot('B', 2)], 2, 'old-B');
-  await store.write('k', full, { absent: true });
+  const store = await fullSemaphore();
   // The judge drops B the first time it is asked (the decision), then sees it live again (a wall
   // clock stepped back before the write): a claim on that reading would store three holders.
   let judged = 0;
