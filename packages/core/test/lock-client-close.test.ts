@@ -8,6 +8,7 @@ import {
   LockTimeoutError,
   memoryStore,
 } from '../src/index.js';
+import { scriptedClients } from './helpers/scripted-clients.js';
 
 /** A memory store whose writes wait until `open()` is called, to hold a claim in flight. */
 function gatedStore() {
@@ -135,4 +136,24 @@ test('a lock tells when it was acquired, and a handle tells its key and fencing 
   expect(fencingTokenOfHandle(lock.handle)).toBe(lock.fencingToken);
   expect(() => fencingTokenOfHandle('latch1.!!')).toThrow(/Malformed lock handle/);
   await lock.release();
+});
+
+test('close() does not wait for the store to answer a waiter whose claim is unresolved: it gives it up and says unsettled', async () => {
+  const s = scriptedClients();
+  const unsettled: string[] = [];
+  const locks = s.client({ onEvent: (event) => event.type === 'unsettled' && unsettled.push(event.key) });
+  s.scripted.nextWrite({ kind: 'lose-answer' }); // the claim may have landed
+  s.scripted.nextReadArrivesLate(60_000); // and the look that would tell hangs for a minute
+  const waiting = locks.acquire('k').catch((error: unknown) => error);
+  await s.time.advance(1);
+  let closed = false;
+  const closing = locks.close().then(() => {
+    closed = true;
+  });
+  expect(await waiting).toBeInstanceOf(LockStoreError); // LOCK_CLIENT_CLOSED
+  await s.time.advance(5_000);
+  expect(closed).toBe(true);
+  expect(unsettled).toEqual(['k']);
+  await s.time.advance(60_000);
+  await closing;
 });

@@ -500,6 +500,11 @@ export class WriterDriver implements StoreLease {
   /** The caller stops waiting (or closes): whatever the writer may own is given back. */
   giveUp(): void {
     this.#feed({ type: 'giveUp', now: this.#now() });
+    // A try its caller paced is over: nobody waits for what it may win (the writer gives that
+    // back on its own), and a caller awaiting the try (close() draining a poller) must not wait
+    // for the store to answer.
+    const version = this.#state.known?.version;
+    this.#settleAttempt({ held: version ? (this.#records.get(version) ?? null) : null });
   }
 
   #now(): number {
