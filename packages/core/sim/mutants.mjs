@@ -235,8 +235,8 @@ const MUTANTS = [
   {
     name: 'semaphore: a renewed slot keeps its first sighting',
     file: 'src/engine/cas/slot-claimable.ts',
-    search: '    if (previous?.writeId === holder.writeId) return previous.firstSeenAt;\n',
-    replace: '    if (previous) return previous.firstSeenAt;\n',
+    search: '    const id = `${key}\\n${holder.lockId}\\n${holder.writeId}`;\n',
+    replace: '    const id = `${key}\\n${holder.lockId}`;\n',
   },
   {
     // Was slot-write.ts: a holder's next write goes by the version others' writes left, but is

@@ -154,6 +154,10 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       // Too late to trust, or not to be trusted at all: renewed first.
       if (e.now >= deadline || e.distrusted) return { ...handed, lease: null };
       out.push({ type: 'acquired', token: e.token });
+      // Its deadline is armed now: a claim of its own still on its way holds back the rest of
+      // the timers until it is answered, and the lease may end before that.
+      const due = effectiveDeadline(handed);
+      if (Number.isFinite(due)) out.push({ type: 'arm', timer: 'deadline', at: due });
       return { ...handed, goal: { kind: 'hold' } };
     }
   }

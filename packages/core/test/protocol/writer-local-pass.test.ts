@@ -103,3 +103,26 @@ test('no pass to a caller asking for another lease length; after an extend, the 
   expect(second.passLocally(10_000)).toBeUndefined();
   expect(second.passLocally(20_000)).toBe(token + 1);
 });
+
+test('a waiter handed the lease while its own claim is still on its way arms its deadline: its signal aborts when the lease ends', async () => {
+  const time = new ManualTime();
+  const { store: watched } = watchedStore();
+  // The waiter's claim never gets an answer; every other write goes through.
+  const store: LockStore = Object.assign(Object.create(watched) as LockStore, {
+    write(...args: Parameters<LockStore['write']>) {
+      if (args[1].writeId?.startsWith('w2:')) return new Promise(() => undefined);
+      return watched.write(...args);
+    },
+  });
+  const first = writerOn(store, time, 1);
+  const second = writerOn(store, time, 2);
+  void first.acquire();
+  const waiting = second.acquire(); // both see the key free: the second claim stays on its way
+  await time.advance(1);
+  void first.handOver(second);
+  await time.advance(1);
+  expect(typeof (await waiting)).toBe('number');
+  expect(second.signal.aborted).toBe(false);
+  await time.advance(10_000); // the 10 s lease (trusted for 9 s) is over; nothing else happened
+  expect(second.signal.aborted).toBe(true);
+});
