@@ -158,3 +158,43 @@ describe('a claim answered after a suspend (found by simulator seeds 100391, 100
     });
   }
 });
+
+describe('a hand-over answered after a suspend (found by simulator seed 604296)', () => {
+  test('the waiter is not handed a lease whose stored expiry passed while the machine slept; it waits on and gets the key after the new holder', async () => {
+    const time = new ManualTime();
+    const scripted = scriptedStore(time);
+    const machine = suspendableMachine(time);
+    const holder = new LockClient({ store: scripted.store, clock: { time: machine.scheduler } });
+    const other = new LockClient({
+      store: scripted.inner,
+      leaseMs: 3_000,
+      clock: { time: time.scheduler() },
+    });
+    const first = await holder.acquire('k', { leaseMs: 1_000 });
+    // A waiter with another lease length: the release hands the key over with one write.
+    let got: Lock | undefined;
+    void holder.acquire('k', { leaseMs: 4_000, waitMs: 60_000 }).then((l) => (got = l));
+    await time.advance(0);
+    // The hand-over lands at once; its answer comes 7.1 s later.
+    scripted.nextWrite({ kind: 'slow', ms: 7_100 });
+    void first.release();
+    // The handing lock's own deadline passes by the monotonic clock, then the machine sleeps.
+    await time.advance(950);
+    machine.suspend();
+    let taken: Lock | undefined;
+    void other.acquire('k', { waitMs: 60_000 }).then((l) => (taken = l));
+    expect(await time.until(() => taken !== undefined, 5_500)).toBe(true);
+    await time.advance(7_000 - time.elapsed);
+    for (const run of machine.wake()) run();
+    // The answer comes about 1 s (monotonic) after the hand-over was sent: well within the
+    // waiter's 4 s lease by that clock, yet the expiry it stored passed 3 s ago by the wall clock.
+    await time.advance(1_500);
+
+    expect(taken!.isHeld).toBe(true);
+    expect(got).toBeUndefined();
+    await taken!.release();
+    expect(await time.until(() => got !== undefined, 20_000)).toBe(true);
+    expect(got!.fencingToken).toBeGreaterThan(taken!.fencingToken);
+    await got!.release();
+  });
+});

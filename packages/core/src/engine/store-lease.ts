@@ -58,6 +58,16 @@ export interface StoreLease {
   watch(watcher: LeaseWatcher | undefined): void;
 }
 
+/**
+ * Whether `lease` still holds with `token` once the clocks are checked. A lease can end between
+ * the answer that won it and the caller it is for (a suspend that outlived it is seen on the
+ * first look at the clocks): such a lease is never handed to a caller.
+ */
+export function stillHeld(lease: StoreLease, token: number): boolean {
+  lease.check();
+  return lease.heldToken === token;
+}
+
 /** What the holder of a store lease hears. */
 export interface LeaseWatcher {
   /** A write of the holder landed and trusts the lease anew (a heartbeat, an extend, an update). */

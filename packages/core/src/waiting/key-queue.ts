@@ -2,7 +2,7 @@
 // waiters, poller, turn), and waiting, polling and hand-over all read and change that state;
 // split apart, each piece would need the others' private fields.
 import type { VersionedRecord } from '../contract/lock-record.js';
-import type { AttemptResult, StoreLease } from '../engine/store-lease.js';
+import { type AttemptResult, type StoreLease, stillHeld } from '../engine/store-lease.js';
 import {
   type HolderSummary,
   LockError,
@@ -332,6 +332,13 @@ export class KeyQueue<L extends HeldLock, S> {
       // No user code ran under it, so a minimum hold has nothing to protect: given back at once.
       lease.giveUp();
       delivery.previous?.markReleased();
+      return;
+    }
+    if (!stillHeld(lease, token)) {
+      // It ended before it reached the waiter: the waiter waits on, with a new lease (in the
+      // key's current queue, should this one have been dropped meanwhile).
+      delivery.previous?.markReleased();
+      this.host.requeue(this.key, this.limit, waiter);
       return;
     }
     waiter.resolve(this.hold(lease, token, waiter.settings, delivery));
