@@ -139,6 +139,26 @@ describe('forceRelease in the holder’s own client', () => {
     expect(unsettled).toEqual(['k']); // the failure was reported, once
   });
 
+  test('that the store refused goes on giving a fail-closed lock back after close(), once the store answers again (sweep seed 602110)', async () => {
+    const s = scriptedClients();
+    const unsettled: string[] = [];
+    const a = s.client({ onEvent: (event) => event.type === 'unsettled' && unsettled.push(event.key) });
+    const lock = await a.acquire('k', { leaseMs: Number.POSITIVE_INFINITY });
+    // The store is out of reach for a while: the forceRelease's look and every give-back fail.
+    for (let i = 0; i < 40; i++) s.scripted.nextReadFails();
+    await expect(a.forceRelease('k')).rejects.toBeInstanceOf(LockStoreError);
+    expect(held(lock)).toBe(false);
+    let closed = false;
+    void a.close().then(() => (closed = true));
+    expect(await s.time.until(() => closed, 30_000)).toBe(true); // close() does not wait for the store
+    expect(await replica(s).tryAcquire('k')).toBeNull(); // still held: the store was never reached
+    s.scripted.clearPlans(); // the store answers again
+    await s.time.advance(10_000);
+    const other = await replica(s).tryAcquire('k');
+    expect(held(other ?? undefined)).toBe(true);
+    expect(unsettled).toEqual(['k', 'k']); // reported when it first failed, and as close() returned
+  });
+
   test('a tryAcquire claim answered after it gives the caller no lock', async () => {
     const s = scriptedClients();
     const a = s.client();

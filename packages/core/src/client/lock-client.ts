@@ -469,14 +469,21 @@ export class LockClient implements LockHost {
    * Releases the acquisition `lockId` (the lease of a lock this client ended) in the background,
    * as a release by its handle would, until the store answers: nothing is left to do when it is
    * no longer in the record. Nobody else gives such a lease back (a fail-closed one never runs
-   * out), so a store failure is reported as 'unsettled' and tried again, while the client is
-   * open and then as many times as close() tries a release.
+   * out), so a store failure is reported as 'unsettled' and tried again, even after close():
+   * close() waits for it only as many tries as it gives a release of its own.
    */
   private giveBackByHandle(key: string, lockId: string, token: number): void {
-    void this.track(this.giveBack(key, lockId, token));
+    let closeMayGoOn!: () => void;
+    void this.track(new Promise<void>((resolve) => (closeMayGoOn = resolve)));
+    void this.giveBack(key, lockId, token, closeMayGoOn).finally(closeMayGoOn);
   }
 
-  private async giveBack(key: string, lockId: string, token: number): Promise<void> {
+  private async giveBack(
+    key: string,
+    lockId: string,
+    token: number,
+    closeMayGoOn: () => void,
+  ): Promise<void> {
     let triesAfterClose = 0;
     for (let failures = 0; ; failures++) {
       try {
@@ -484,12 +491,13 @@ export class LockClient implements LockHost {
         return;
       } catch (error) {
         if (error instanceof LockNotHeldError) return;
-        const last = this.closed && triesAfterClose++ >= this.engine.retry.attempts;
-        if (failures === 0 || last) this.report({ type: 'unsettled', key, error });
-        if (last) return;
+        const lastForClose = this.closed && triesAfterClose++ === this.engine.retry.attempts;
+        if (failures === 0 || lastForClose) this.report({ type: 'unsettled', key, error });
+        if (lastForClose) closeMayGoOn();
       }
       const pause = backoffMs(this.engine.retry, failures, this.time.random);
-      // close() cuts a pause short: its own tries follow at once.
+      // close() cuts a pause short: its own tries follow at once. Its pauses never keep the
+      // process alive.
       await sleep(this.time, pause, this.closed ? undefined : this.closeStarted.signal).catch(
         () => undefined,
       );
