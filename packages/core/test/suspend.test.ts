@@ -101,6 +101,22 @@ describe('a machine suspended past its lease (monotonic clock stopped, wall cloc
     await taken!.release();
   });
 
+  test('a suspend longer than the slack but shorter than what is left of the lease is not a loss: close() then frees the key (sweep seed 603775)', async () => {
+    const time = new ManualTime();
+    const store = memoryStore();
+    const machine = suspendableMachine(time);
+    const holder = new LockClient({ store, leaseMs: 100_000, clock: { time: machine.scheduler } });
+    const lock = await holder.acquire('k');
+    machine.suspend();
+    await time.advance(3_000); // three times the slack, three hundredths of the lease
+    for (const run of machine.wake()) run();
+    expect(lock.isHeld).toBe(true);
+    expect(lock.signal.aborted).toBe(false);
+    await holder.close();
+    const other = new LockClient({ store, leaseMs: 3_000, clock: { time: time.scheduler() } });
+    expect(await other.tryAcquire('k')).not.toBeNull(); // not left held for the rest of the lease
+  });
+
   test('a suspend much shorter than the lease is not a loss', async () => {
     const time = new ManualTime();
     const machine = suspendableMachine(time);

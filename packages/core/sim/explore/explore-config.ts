@@ -361,6 +361,23 @@ export const CONFIGS: readonly ExploreConfig[] = [
     testDepth: 12,
   },
   {
+    // A holder's process is suspended for half its lease: its lease ends that much sooner by
+    // its monotonic clock (no loss yet), and a write in flight then counts from that much earlier.
+    name: 'lock, a holder suspended for half its lease',
+    limit: 1,
+    writers: [
+      { id: 'A', terms: finite() },
+      { id: 'B', terms: finite() },
+    ],
+    faults: 0,
+    maxTime: 8,
+    userActions: 0,
+    forceReleases: 0,
+    suspends: { times: 1, ticks: 2 },
+    conflictView: false,
+    testDepth: 12,
+  },
+  {
     // The holder's own client force-releases the key while claims are on their way (one-request
     // claims may land after the record was freed): the holder must stop at once.
     name: "lock, a forceRelease by the holder's own client, one-request claims",

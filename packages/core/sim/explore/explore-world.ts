@@ -383,7 +383,7 @@ export function successors(world: World, config: ExploreConfig): { label: string
         d.now += suspends.ticks;
         d.lag[w]! += suspends.ticks;
         d.suspends++;
-        deliver(d, config, w, { type: 'suspended', now: 0 });
+        deliver(d, config, w, { type: 'suspended', ms: suspends.ticks, now: 0 });
       });
     }
     if (world.ownForceReleases < (config.ownForceReleases ?? 0) && (world.record?.holders.length ?? 0) > 0) {

@@ -31,6 +31,7 @@ const SLOT_OUTSIDE = 'semaphore of limit 2, one slot held outside';
 const PASSES = 'lock, local passes on reserved tokens';
 const UPDATES = 'lock, updates with faults';
 const SUSPEND = 'lock, a suspended holder';
+const SHORT_SUSPEND = 'lock, a holder suspended for half its lease';
 const OWN_FORCE = "lock, a forceRelease by the holder's own client";
 const WATCH = 'holders nothing renews watch the record';
 const KEEP = 'releases that keep the lease a while';
@@ -231,10 +232,26 @@ const MUTANTS = [
   {
     name: 'a suspend is ignored (the holder trusts a lease its clock did not see run out)',
     file: 'writer-step.ts',
-    search:
-      'const lease = s.lease && finite ? { ...s.lease, deadline: Math.min(s.lease.deadline, e.now) } : s.lease;',
-    replace: 'const lease = s.lease;',
+    search: '        deadline: s.lease.deadline - e.ms,',
+    replace: '        deadline: s.lease.deadline,',
     config: SUSPEND,
+    check: 'exclusion',
+  },
+  {
+    name: 'a suspend shorter than the lease leaves its deadline where the monotonic clock put it',
+    file: 'writer-step.ts',
+    search: '        deadline: s.lease.deadline - e.ms,',
+    replace:
+      '        deadline: e.ms >= s.lease.deadline - e.now ? s.lease.deadline - e.ms : s.lease.deadline,',
+    config: SHORT_SUSPEND,
+    check: 'exclusion',
+  },
+  {
+    name: 'a write in flight across a suspend counts from its send by the monotonic clock',
+    file: 'writer-step.ts',
+    search: '      const pending = s.pending && { ...s.pending, sentAt: s.pending.sentAt - e.ms };',
+    replace: '      const pending = s.pending;',
+    config: SHORT_SUSPEND,
     check: 'exclusion',
   },
   {

@@ -52,10 +52,11 @@ export type WriterEvent =
    */
   | { readonly type: 'extend'; readonly leaseMs: number | null; readonly data: Data; readonly now: number }
   /**
-   * The wall clock moved well beyond the monotonic one (which stands still while the machine is
-   * suspended): the lease may have run out unseen, and a write sent before confirms nothing.
+   * The wall clock moved `ms` further than the monotonic one (which stands still while the
+   * machine is suspended): that much more time passed than the writer counted, so its lease
+   * ends that much sooner (at once, when that is past), and a write sent before confirms nothing.
    */
-  | { readonly type: 'suspended'; readonly now: number }
+  | { readonly type: 'suspended'; readonly ms: number; readonly now: number }
   /**
    * A forceRelease of this client frees the key: a lease of this writer ends at once (fail-closed
    * too), and a write of it in flight, which may have landed before the force, confirms nothing.

@@ -110,13 +110,16 @@ function apply(s: WriterState, e: WriterEvent, out: WriterAction[]): WriterState
       return { ...s, lease: { ...s.lease, token } };
     }
     case 'suspended': {
-      // Trust in a finite lease ends now (a fail-closed one never runs out, unless a renewal on
-      // its way may have made it finite), and a write in flight for a finite lease confirms nothing.
-      const finite = s.lease !== null && Number.isFinite(effectiveDeadline(s));
-      const lease = s.lease && finite ? { ...s.lease, deadline: Math.min(s.lease.deadline, e.now) } : s.lease;
-      const asks =
-        s.pending && (s.pending.intent.kind === 'renew' ? s.pending.intent.leaseMs : s.terms.leaseMs);
-      const pending = s.pending && asks !== null ? distrust(s.pending) : s.pending;
+      // `ms` more passed than the monotonic clock counted: what was dated before the suspend is
+      // dated that much earlier. A finite lease ends that much sooner (at once when that is past:
+      // checkDeadline; a fail-closed one never runs out), and a write in flight counts from that
+      // much earlier (its answer trusts only what is left of the lease it asked for).
+      const lease = s.lease && {
+        ...s.lease,
+        deadline: s.lease.deadline - e.ms,
+        confirmedAt: s.lease.confirmedAt - e.ms,
+      };
+      const pending = s.pending && { ...s.pending, sentAt: s.pending.sentAt - e.ms };
       return { ...s, lease, pending };
     }
     case 'forceReleased': {

@@ -34,16 +34,29 @@ test.each([
   expect(state.lease?.deadline).toBe(deadline);
 });
 
-test('a suspend ends a held finite lease at once: the caller hears it is lost', () => {
-  const held = run(newWriter('w', finite), { type: 'start', now: 0 }, ok(1, 10)).state;
-  const { state, actions } = run(held, { type: 'suspended', now: 2_000 });
+test('a suspend that outlived what was left of a held finite lease ends it at once: the caller hears it is lost', () => {
+  const held = run(newWriter('w', finite), { type: 'start', now: 0 }, ok(1, 10)).state; // trusted until 9 000
+  const { state, actions } = run(held, { type: 'suspended', ms: 8_000, now: 2_000 });
   expect(actions).toContainEqual({ type: 'lost', why: 'expired' });
   expect(state.end).toBe('lost');
 });
 
-test('a claim answered after a suspend is not handed out: the writer renews its entry first', () => {
+test('a shorter suspend moves the deadline that much earlier: the lease holds on until then (sweep seed 603775)', () => {
+  const held = run(newWriter('w', finite), { type: 'start', now: 0 }, ok(1, 10)).state;
+  const { state, actions } = run(held, { type: 'suspended', ms: 3_000, now: 2_000 });
+  expect(actions.some((action) => action.type === 'lost')).toBe(false);
+  expect(state.goal.kind).toBe('hold');
+  expect(state.lease?.deadline).toBe(6_000);
+  expect(actions).toContainEqual({ type: 'arm', timer: 'deadline', at: 6_000 });
+  expect(run(state, { type: 'timer', timer: 'deadline', now: 6_000 }).actions).toContainEqual({
+    type: 'lost',
+    why: 'expired',
+  });
+});
+
+test('a claim answered after a suspend longer than its lease is not handed out: the writer renews its entry first', () => {
   const claiming = run(newWriter('w', finite), { type: 'start', now: 0 }).state;
-  const { state, actions } = run(claiming, { type: 'suspended', now: 5 }, ok(1, 10));
+  const { state, actions } = run(claiming, { type: 'suspended', ms: 9_500, now: 5 }, ok(1, 10));
   expect(actions.some((action) => action.type === 'acquired')).toBe(false);
   expect(state.goal.kind).toBe('acquire');
   expect(state.pending?.intent.kind).toBe('renew');
@@ -51,10 +64,18 @@ test('a claim answered after a suspend is not handed out: the writer renews its 
   expect(renewed.actions).toContainEqual({ type: 'acquired', token: 1 });
 });
 
+test('a claim answered after a short suspend is trusted for what is left of its lease, counted from its send', () => {
+  const claiming = run(newWriter('w', finite), { type: 'start', now: 0 }).state;
+  const { state, actions } = run(claiming, { type: 'suspended', ms: 1_000, now: 5 }, ok(1, 10));
+  expect(actions).toContainEqual({ type: 'acquired', token: 1 });
+  // Sent 1 010 ms before its answer by then: the margin is twice that.
+  expect(state.lease?.deadline).toBe(-1_000 + 10_000 - 2_020);
+});
+
 test('a fail-closed lease does not run out, suspended or not', () => {
   const failClosed: WriterTerms = { ...finite, leaseMs: null };
   const held = run(newWriter('w', failClosed), { type: 'start', now: 0 }, ok(1, 10)).state;
-  const { state, actions } = run(held, { type: 'suspended', now: 60_000 });
+  const { state, actions } = run(held, { type: 'suspended', ms: 60_000, now: 60_000 });
   expect(actions.some((action) => action.type === 'lost')).toBe(false);
   expect(state.goal.kind).toBe('hold');
   expect(state.lease?.deadline).toBe(Number.POSITIVE_INFINITY);

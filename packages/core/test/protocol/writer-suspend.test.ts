@@ -39,7 +39,10 @@ test('a clock that drifts a little is not a suspend', async () => {
   const writer = writerOn(store, time, 1, { scheduler });
   void writer.acquire();
   await time.advance(1);
+  const deadline = writer.state.lease!.deadline;
   suspend(400); // below the slack (a twentieth of the lease, at most 1 s)
+  writer.check();
+  expect(writer.state.lease!.deadline).toBe(deadline);
   await time.advance(4_600);
   expect(writer.signal.aborted).toBe(false);
   expect(writer.state.lease).not.toBeNull();
@@ -66,15 +69,21 @@ test('a claim answered after a suspend is renewed before the caller gets it', as
   expect(renewal!.holder!.renewedAt - claim!.holder!.renewedAt).toBe(60_001);
 });
 
-test('the wall clock moving on a twentieth of the lease more than the monotonic one counts as a suspend', async () => {
+test('the wall clock moving on a twentieth of the lease more than the monotonic one counts as a suspend: the deadline comes that much sooner', async () => {
   const { time, scheduler, suspend } = suspendable();
   const { store } = watchedStore();
   const writer = writerOn(store, time, 1, { scheduler });
   void writer.acquire();
   await time.advance(1);
+  const deadline = writer.state.lease!.deadline;
   suspend(600); // 10 s lease: 500 ms of slack
-  await time.advance(4_600);
-  expect(writer.signal.aborted).toBe(true);
+  writer.check();
+  expect(writer.state.lease!.deadline).toBe(deadline - 600);
+  expect(writer.signal.aborted).toBe(false); // far from its end yet
+  suspend(400); // counted from the last look: below the slack again
+  writer.check();
+  expect(writer.state.lease!.deadline).toBe(deadline - 600);
+  await writer.release();
 });
 
 test('a fail-closed holder suspended while its extend to a finite lease is on its way is lost at its next look', async () => {

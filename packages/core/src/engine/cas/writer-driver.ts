@@ -521,7 +521,8 @@ export class WriterDriver implements StoreLease {
     // loop must not keep postponing its own renewal.
     if (this.#state.end !== null || this.#state.lease === null) return;
     const now = this.#now();
-    if (this.#suspended()) this.#feed({ type: 'suspended', now });
+    const suspendedMs = this.#suspendedMs();
+    if (suspendedMs !== undefined) this.#feed({ type: 'suspended', ms: suspendedMs, now });
     else if (now >= effectiveDeadline(this.#state)) this.#feed({ type: 'timer', timer: 'deadline', now });
   }
 
@@ -543,7 +544,8 @@ export class WriterDriver implements StoreLease {
    */
   #observe(event: WriterEvent): void {
     const before: WriterEvent[] = [];
-    if (this.#suspended()) before.push({ type: 'suspended', now: this.#now() });
+    const suspendedMs = this.#suspendedMs();
+    if (suspendedMs !== undefined) before.push({ type: 'suspended', ms: suspendedMs, now: this.#now() });
     // While a forceRelease is on its way, an answer can prove nothing yet: it waits for the force.
     if (event.type === 'written' && this.#forcing > 0) {
       this.#afterForce.push(event);
@@ -555,24 +557,30 @@ export class WriterDriver implements StoreLease {
     this.#feed(...before, event);
   }
 
-  /** Whether the clocks say the machine was suspended since the last write; told once. */
-  #suspended(): boolean {
+  /**
+   * How much longer (ms) the clocks say the machine was suspended since the last write than its
+   * monotonic clock counted, or undefined when they agree; told once. Past the expiry the lease
+   * stored, as much as ends it now.
+   */
+  #suspendedMs(): number | undefined {
     const { lease, end } = this.#state;
     // A fail-closed lease with a renewal on its way that makes it finite counts as finite.
     const leaseMs = effectiveLeaseMs(this.#state);
-    if (leaseMs === null || end !== null) return false;
+    if (leaseMs === null || end !== null) return undefined;
+    const now = this.#now();
+    const deadline = effectiveDeadline(this.#state);
     // Past the deadline by the monotonic clock too: a blocked event loop, not a suspend (the
     // deadline ends the lease).
-    if (lease !== null && this.#now() >= effectiveDeadline(this.#state)) return false;
+    if (lease !== null && now >= deadline) return undefined;
     const wall = this.options.time.now();
-    const suspended =
-      this.#suspend.unexplainedMs(wall, this.#now(), leaseMs) !== undefined ||
-      (lease !== null && wall >= (this.#storedExpiry(lease.version) ?? Number.POSITIVE_INFINITY));
-    if (suspended) {
-      this.#suspend.sent(wall, this.#now()); // the clocks agree again from here
+    let ms = this.#suspend.unexplainedMs(wall, now, leaseMs);
+    if (lease !== null && wall >= (this.#storedExpiry(lease.version) ?? Number.POSITIVE_INFINITY))
+      ms = Math.max(ms ?? 0, deadline - now);
+    if (ms !== undefined) {
+      this.#suspend.sent(wall, now); // the clocks agree again from here
       this.#wasSuspended = true;
     }
-    return suspended;
+    return ms;
   }
 
   /** The expiry this writer's entry in the record at `version` stores (waiters on trusted clocks go by it). */
