@@ -81,3 +81,28 @@ describe('a one-request claim whose answer was lost', () => {
     expect(await replica(s).inspect('k')).toMatchObject({ state: 'held', fencingToken: mine!.fencingToken });
   });
 });
+
+describe('copies of one-request claims that land after their writer ended', () => {
+  test('each is given back, one after another: the watch goes on after the first (sweep seed 607618)', async () => {
+    const s = scriptedClients({ leaseMs: 3_000 }, { oneRequestClaim: true });
+    const a = s.client();
+    // Two claims of unknown outcome; the third wins the lock.
+    s.scripted.nextClaim({ kind: 'apply-late' });
+    s.scripted.nextClaim({ kind: 'apply-late' });
+    let lock: Lock | undefined;
+    void a.acquire('k', { waitMs: 5_000 }).then((l) => (lock = l));
+    expect(await s.time.until(() => lock !== undefined, 5_000)).toBe(true);
+    await lock!.release();
+    const entry = () => replica(s).inspect('k');
+
+    s.scripted.landNextLateClaim(); // the first copy takes the free key
+    expect(await entry()).toMatchObject({ state: 'held' });
+    await s.time.advance(1_200);
+    expect(await entry()).toMatchObject({ state: 'free' }); // given back by the watch
+    s.scripted.landNextLateClaim(); // then the second
+    expect(await entry()).toMatchObject({ state: 'held' });
+    await s.time.advance(1_200);
+    expect(await entry()).toMatchObject({ state: 'free' }); // given back too, long before its lease ends
+    expect(await replica(s).tryAcquire('k')).not.toBeNull();
+  });
+});

@@ -85,5 +85,9 @@ export function oneRequestClaimStore(time: ManualTime, inner: MemoryStore = memo
     landLateClaims() {
       for (const land of late.splice(0)) land();
     },
+    /** Lands the first claim still held back by apply-late. */
+    landNextLateClaim() {
+      late.shift()?.();
+    },
   };
 }

@@ -131,7 +131,9 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
   /**
    * A writer ended while a copy of its one-request claim may still land (its condition is the
    * record's state, so a late copy can take a free key): the record is looked at a while, and
-   * an entry that copy wrote is given back.
+   * an entry that writer wrote is given back, on the version it was seen at (a resume of the
+   * acquisition that renewed it since keeps it). Several copies may land one after another: the
+   * watch goes on for its whole time.
    */
   private async watchLateClaim(key: string, lockId: string, writer: WriterDriver): Promise<void> {
     const time = this.clock.time;
@@ -139,9 +141,8 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
       await sleep(time, LATE_CLAIM_EVERY_MS);
       const current = await this.store.read(key).catch(() => undefined);
       const entry = current && holdersOf(current.record).find((holder) => holder.lockId === lockId);
-      if (entry && writer.wrote(entry.writeId)) {
-        await this.releaseByHandle(key, lockId, Number.POSITIVE_INFINITY).catch(() => undefined);
-        return;
+      if (current && entry && writer.wrote(entry.writeId)) {
+        await this.releaseEntry(key, current, entry, Number.POSITIVE_INFINITY).catch(() => undefined);
       }
     }
   }
@@ -190,6 +191,21 @@ export class LeaseProtocol implements LeaseEngine, CasParts, SlotParts {
   ): Promise<void> {
     const { current, entry } = await this.entryOf(key, lockId, token);
     if (data) this.checkData(data.value, current.record);
+    await this.releaseEntry(key, current, entry, token, data);
+  }
+
+  /**
+   * Releases `entry` of the record as `current` shows it (conditional on that version: when the
+   * record moved on meanwhile, nothing is released and this rejects).
+   */
+  private async releaseEntry(
+    key: string,
+    current: VersionedRecord,
+    entry: SlotHolder,
+    token: number,
+    data?: { value: unknown },
+  ): Promise<void> {
+    const { lockId } = entry;
     const leaseMs = entry.leaseMs ?? Number.POSITIVE_INFINITY;
     const request = { key, lockId, context: entry.context, leaseMs, limit: limitOf(current.record) };
     // Taken over first (one renewal), then released: the writer's own two writes.
