@@ -64,6 +64,25 @@ const finite = (claimBy: 'version' | 'state' = 'version', leaseMs = 4): WriterTe
 });
 const failClosed: WriterTerms = { leaseMs: null, claimBy: 'version', marginMs: 0, retryMs: 1 };
 
+/** Two writers of a lock (leases of 4 ticks), one of whose processes is suspended once for `ticks`. */
+function suspendedHolder(name: string, ticks: number): ExploreConfig {
+  return {
+    name,
+    limit: 1,
+    writers: [
+      { id: 'A', terms: finite() },
+      { id: 'B', terms: finite() },
+    ],
+    faults: 0,
+    maxTime: 8,
+    userActions: 0,
+    forceReleases: 0,
+    suspends: { times: 1, ticks },
+    conflictView: false,
+    testDepth: 12,
+  };
+}
+
 /** What `pnpm test` enumerates; `pnpm explore --depth N` goes deeper. */
 export const CONFIGS: readonly ExploreConfig[] = [
   {
@@ -343,40 +362,12 @@ export const CONFIGS: readonly ExploreConfig[] = [
     conflictView: true,
     testDepth: 10,
   },
-  {
-    // A holder's process is suspended for longer than its lease: its monotonic clock missed the
-    // time, so only the suspend event keeps it from believing it holds while another takes over.
-    name: 'lock, a suspended holder',
-    limit: 1,
-    writers: [
-      { id: 'A', terms: finite() },
-      { id: 'B', terms: finite() },
-    ],
-    faults: 0,
-    maxTime: 8,
-    userActions: 0,
-    forceReleases: 0,
-    suspends: { times: 1, ticks: 5 },
-    conflictView: false,
-    testDepth: 12,
-  },
-  {
-    // A holder's process is suspended for half its lease: its lease ends that much sooner by
-    // its monotonic clock (no loss yet), and a write in flight then counts from that much earlier.
-    name: 'lock, a holder suspended for half its lease',
-    limit: 1,
-    writers: [
-      { id: 'A', terms: finite() },
-      { id: 'B', terms: finite() },
-    ],
-    faults: 0,
-    maxTime: 8,
-    userActions: 0,
-    forceReleases: 0,
-    suspends: { times: 1, ticks: 2 },
-    conflictView: false,
-    testDepth: 12,
-  },
+  // A holder's process is suspended for longer than its lease: its monotonic clock missed the
+  // time, so only the suspend event keeps it from believing it holds while another takes over.
+  suspendedHolder('lock, a suspended holder', 5),
+  // Suspended for half its lease: its lease ends that much sooner by its monotonic clock (no loss
+  // yet), and a write in flight then counts from that much earlier.
+  suspendedHolder('lock, a holder suspended for half its lease', 2),
   {
     // The holder's own client force-releases the key while claims are on their way (one-request
     // claims may land after the record was freed): the holder must stop at once.
