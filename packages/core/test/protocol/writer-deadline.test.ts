@@ -80,3 +80,13 @@ test('a fail-closed lease does not run out, suspended or not', () => {
   expect(state.goal.kind).toBe('hold');
   expect(state.lease?.deadline).toBe(Number.POSITIVE_INFINITY);
 });
+
+test.each([false, true])('a renewal answered late counts its lease from its send (a slot: %s)', (slot) => {
+  const terms: WriterTerms = { ...finite, ...(slot ? { slot: true } : {}) };
+  const held = run(newWriter('w', terms), { type: 'start', now: 0 }, ok(1, 10)).state;
+  const renewing = run(held, { type: 'timer', timer: 'renew', now: 5_000 }).state; // halfway: 4 500
+  expect(renewing.pending?.intent.kind).toBe('renew');
+  const { state } = run(renewing, ok(2, 5_400));
+  // Sent at 5 000, answered 400 ms later: the margin (1 000) is more than twice that.
+  expect(state.lease?.deadline).toBe(5_000 + 10_000 - 1_000);
+});
