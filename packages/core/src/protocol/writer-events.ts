@@ -54,7 +54,8 @@ export type WriterEvent =
   /**
    * The wall clock moved `ms` further than the monotonic one (which stands still while the
    * machine is suspended): that much more time passed than the writer counted, so its lease
-   * ends that much sooner (at once, when that is past), and a write sent before confirms nothing.
+   * ends that much sooner (at once, when that is past), and a write sent before counts from that
+   * much earlier.
    */
   | { readonly type: 'suspended'; readonly ms: number; readonly now: number }
   /**
